@@ -1,0 +1,1 @@
+"""seqstate: composable structured generation over immutable sequence states."""

@@ -1,0 +1,49 @@
+"""Shared fixtures: the SmolLM2 tokenizer, a tiny random Llama with its vocabulary,
+and the real default model (session-scoped, used by the slow end-to-end tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def smol_tokenizer():
+    """The default model's tokenizer (converted from GGUF once, then cached on disk)."""
+    from backends.loading import load_default_tokenizer
+
+    return load_default_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny_hf_model(smol_tokenizer):
+    """A 2-layer random Llama with SmolLM2's vocabulary: fast, deterministic, fp32."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(smol_tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=4096,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+        bos_token_id=smol_tokenizer.bos_token_id,
+        eos_token_id=smol_tokenizer.eos_token_id,
+        pad_token_id=smol_tokenizer.pad_token_id,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    return model
+
+
+@pytest.fixture(scope="session")
+def default_hf_model():
+    """The real SmolLM2-135M-Instruct (weights cached after the first conversion)."""
+    from backends.loading import load_default_hf
+
+    model, tokenizer = load_default_hf()
+    return model.eval(), tokenizer
