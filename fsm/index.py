@@ -1,0 +1,275 @@
+"""``TokenIndex``: which tokens each automaton state allows, and where each one leads.
+
+States are the automaton's own state numbers. The byte-level transition table is
+copied out of the automaton lazily (``expand`` is called once per state, the first time
+a walk needs it), and the token row of a state (sorted allowed ids, their successor
+states, a packed bitmask) is built by the trie-walk kernel the first time the state is
+asked about, then memoised. ``build_all`` does everything up front instead.
+
+Bitmask layout: ``int32[ceil(size / 32)]``; token ``t`` is allowed iff bit ``t % 32``
+(least significant first) of word ``t // 32`` is set. On a device, test it with
+``(mask[t >> 5] >> (t & 31)) & 1``.
+
+Device-side decoding: ``bitmask_table()`` is every built row stacked and
+``state_rows()`` maps a state to its row (-1 if not built), so a decode loop gathers
+``table[rows[states]]``. Rows are only appended, so a table copied earlier stays valid
+for the rows it holds; states met later need their rows built and the table re-copied.
+
+Not thread-safe: the index grows as it is queried.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from fsm.automaton import DEAD, ByteAutomaton
+from fsm.errors import ConstraintTooLarge, FsmError
+from fsm.token_index import order_by_token, pack_bitmask, walk_trie
+from fsm.vocabulary import Vocabulary
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class TokenIndex:
+    """Token-level view of a byte automaton over a vocabulary, built on demand."""
+
+    def __init__(
+        self,
+        automaton: ByteAutomaton,
+        vocabulary: Vocabulary,
+        *,
+        max_states: int = 200_000,
+        eager: bool = False,
+    ) -> None:
+        self.automaton = automaton
+        self.vocabulary = vocabulary
+        self.max_states = int(max_states)
+        self._trie = vocabulary.trie
+        self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
+        self._words = (vocabulary.size + 31) // 32
+        # Byte-level table, indexed by state number; grown by doubling.
+        self._table = np.full((16, 256), DEAD, np.int32)
+        self._expanded = np.zeros(16, np.bool_)
+        self._final = np.zeros(16, np.bool_)
+        self._discovered = np.zeros(16, np.bool_)
+        self._num_states = 0
+        # Token rows, in build order.
+        self._row_of: dict[int, int] = {}
+        self._allowed: list[np.ndarray] = []
+        self._next: list[np.ndarray] = []
+        self._masks = np.zeros((16, self._words), np.int32)
+        self._mask_views: list[np.ndarray] = []
+        self.initial_state = int(automaton.initial)
+        self._discover(np.asarray([self.initial_state], np.int32))
+        if eager:
+            self.build_all()
+
+    # ----------------------------------------------------------------- queries
+
+    @property
+    def num_states(self) -> int:
+        """States discovered so far (all reachable ones after ``build_all``)."""
+        return self._num_states
+
+    @property
+    def num_rows_built(self) -> int:
+        return len(self._allowed)
+
+    def allowed_tokens(self, state: int) -> np.ndarray:
+        """Sorted int32 ids allowed after ``state`` (end ids exactly when it is final)."""
+        return self._allowed[self._row(state)]
+
+    def next_states(self, state: int) -> np.ndarray:
+        """Successor state of each id of ``allowed_tokens(state)``, aligned with it."""
+        return self._next[self._row(state)]
+
+    def next_state(self, state: int, token: int) -> int:
+        """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
+        row = self._row(state)
+        if not 0 <= token < self.vocabulary.size:
+            return DEAD
+        allowed = self._allowed[row]
+        i = int(np.searchsorted(allowed, token))
+        if i < len(allowed) and allowed[i] == token:
+            return int(self._next[row][i])
+        return DEAD
+
+    def is_final(self, state: int) -> bool:
+        """Whether the text read up to ``state`` is a complete match."""
+        self._check_state(state)
+        if not self._expanded[state]:
+            self._expand(state)
+        return bool(self._final[state])
+
+    def bitmask(self, state: int) -> np.ndarray:
+        """Read-only packed int32 mask of ``allowed_tokens(state)`` (layout: module doc)."""
+        row = self._row_of.get(state)
+        if row is None:
+            row = self._row(state)
+        return self._mask_views[row]
+
+    def step_bytes(self, state: int, data: bytes) -> int:
+        """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
+        self._check_state(state)
+        for byte in data:
+            if not self._expanded[state]:
+                self._expand(state)
+            state = int(self._table[state, byte])
+            if state == DEAD:
+                return DEAD
+        return state
+
+    def forced_bytes(self, state: int) -> bytes:
+        """The longest byte string forced from ``state``: while the state is not final
+        and exactly one byte keeps it alive, take that byte (for jump-forward)."""
+        self._check_state(state)
+        forced = bytearray()
+        seen = {state}
+        while not self.is_final(state):
+            live = np.flatnonzero(self._table[state] != DEAD)
+            if len(live) != 1:
+                break
+            forced.append(int(live[0]))
+            state = int(self._table[state, live[0]])
+            if state in seen:
+                raise FsmError("automaton has a forced cycle with no final state")
+            seen.add(state)
+        return bytes(forced)
+
+    def bitmask_table(self) -> np.ndarray:
+        """Read-only int32 [num_rows_built, words]: every built row's bitmask."""
+        return _read_only(self._masks[: self.num_rows_built])
+
+    def state_rows(self) -> np.ndarray:
+        """int32 [num state slots]: row of ``bitmask_table()`` per state, -1 if unbuilt."""
+        rows = np.full(len(self._discovered), -1, np.int32)
+        for state, row in self._row_of.items():
+            rows[state] = row
+        return rows
+
+    def build_all(self) -> None:
+        """Expand every reachable state, then build the row of every state reachable
+        from the initial one through tokens."""
+        todo = [self.initial_state]
+        while todo:
+            state = todo.pop()
+            if self._expanded[state]:
+                continue
+            successors = self._expand(state)
+            todo.extend(s for s in np.unique(successors).tolist() if not self._expanded[s])
+        queue = deque([self.initial_state])
+        queued = {self.initial_state}
+        while queue:
+            state = queue.popleft()
+            for successor in np.unique(self.next_states(state)).tolist():
+                if successor not in queued:
+                    queued.add(successor)
+                    queue.append(successor)
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenIndex(states={self.num_states}, rows={self.num_rows_built}, "
+            f"vocabulary={self.vocabulary!r})"
+        )
+
+    # ---------------------------------------------------------------- building
+
+    def _check_state(self, state: int) -> None:
+        if not (0 <= state < len(self._discovered) and self._discovered[state]):
+            raise ValueError(f"{state} is not a state of this automaton")
+
+    def _row(self, state: int) -> int:
+        row = self._row_of.get(state)
+        return self._build_row(state) if row is None else row
+
+    def _build_row(self, state: int) -> int:
+        self._check_state(state)
+        if not self._expanded[state]:
+            self._expand(state)
+        trie = self._trie
+        while True:
+            tokens, ends, pending = walk_trie(
+                self._table,
+                self._expanded,
+                state,
+                trie.labels,
+                trie.depths,
+                trie.ends,
+                trie.token_starts,
+                trie.token_ids,
+            )
+            if len(pending) == 0:
+                break
+            for waiting in np.unique(pending).tolist():
+                self._expand(waiting)
+        tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
+        if self._final[state]:
+            at = np.searchsorted(tokens, self._eos)
+            tokens = np.insert(tokens, at, self._eos)
+            ends = np.insert(ends, at, np.int32(state))
+        row = len(self._allowed)
+        if row == len(self._masks):
+            self._grow_masks()
+        self._masks[row] = pack_bitmask(tokens, self._words)
+        self._mask_views.append(_read_only(self._masks[row]))
+        self._allowed.append(_read_only(tokens))
+        self._next.append(_read_only(ends))
+        self._row_of[state] = row
+        return row
+
+    def _grow_masks(self) -> None:
+        grown = np.zeros((2 * len(self._masks), self._words), np.int32)
+        grown[: len(self._masks)] = self._masks
+        self._masks = grown
+        self._mask_views = [_read_only(grown[row]) for row in range(len(self._mask_views))]
+
+    def _expand(self, state: int) -> np.ndarray:
+        """Copy ``state``'s successors into the table; returns its live successors."""
+        successors, final = self.automaton.expand(state)
+        successors = np.asarray(successors)
+        if successors.shape != (256,) or successors.dtype.kind not in "iu":
+            raise FsmError(f"expand({state}) must return 256 integer successors")
+        live = successors[successors != DEAD].astype(np.int64)
+        if len(live) and live.min() < 0:
+            raise FsmError(f"expand({state}) returned a negative state other than DEAD")
+        top = int(live.max()) if len(live) else state
+        if top >= self.max_states:
+            raise ConstraintTooLarge(
+                f"the automaton has more than max_states={self.max_states} states; "
+                "simplify the constraint or raise max_states"
+            )
+        self._reserve(max(top, state) + 1)
+        self._table[state] = successors
+        self._final[state] = bool(final)
+        self._expanded[state] = True
+        self._discover(live)
+        return live
+
+    def _discover(self, states: np.ndarray) -> None:
+        if len(states) == 0:
+            return
+        self._reserve(int(states.max()) + 1)
+        new = np.unique(states[~self._discovered[states]])
+        self._discovered[new] = True
+        self._num_states += len(new)
+
+    def _reserve(self, count: int) -> None:
+        """Make the per-state arrays hold at least ``count`` states (doubling)."""
+        have = len(self._expanded)
+        if count <= have:
+            return
+        size = max(count, 2 * have)
+        table = np.full((size, 256), DEAD, np.int32)
+        table[:have] = self._table
+        self._table = table
+        for name in ("_expanded", "_final", "_discovered"):
+            old = getattr(self, name)
+            grown = np.zeros(size, np.bool_)
+            grown[:have] = old
+            setattr(self, name, grown)

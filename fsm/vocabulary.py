@@ -1,0 +1,196 @@
+"""The exact bytes of every token id of a tokenizer, its end ids and the mask width.
+
+A token index works on bytes, so each token string of a tokenizer is turned back into
+the bytes it stands for: GPT-2 style byte-level BPE writes each byte as a printable
+character (``Ġ`` is a space), SentencePiece writes a space as ``▁`` and unknown bytes as
+``<0xXX>`` pieces. The tokenizer is used duck-typed (``get_vocab``, ``all_special_ids``,
+``added_tokens_decoder``, ``eos_token_id``), so this module never imports transformers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from fsm.errors import InvalidVocabulary
+from fsm.trie import TokenTrie
+
+SENTENCEPIECE_SPACE = "\u2581"  # ▁
+_BYTE_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+
+def byte_level_alphabet() -> dict[str, int]:
+    """GPT-2's printable stand-in character for each byte, inverted: ``{char: byte}``.
+
+    Printable Latin-1 bytes stand for themselves; the 68 others (controls, space, ...)
+    are given the characters ``chr(256)``, ``chr(257)``, ... in byte order."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    kept = set(printable)
+    chars = {b: chr(b) for b in printable}
+    extra = (b for b in range(256) if b not in kept)
+    chars.update({b: chr(256 + n) for n, b in enumerate(extra)})
+    return {c: b for b, c in chars.items()}
+
+
+def decode_byte_level(token: str, alphabet: Mapping[str, int]) -> bytes | None:
+    """Bytes of a byte-level BPE token, or ``None`` if a character is outside the alphabet."""
+    try:
+        return bytes(alphabet[c] for c in token)
+    except KeyError:
+        return None
+
+
+def decode_sentencepiece(token: str) -> bytes:
+    """Bytes of a SentencePiece piece: ``<0xXX>`` is that byte, ``▁`` is a space."""
+    match = _BYTE_PIECE.match(token)
+    if match:
+        return bytes([int(match.group(1), 16)])
+    return token.replace(SENTENCEPIECE_SPACE, " ").encode("utf-8")
+
+
+def detect_kind(tokens: Iterable[str], decoder: Any = None) -> str:
+    """``"byte_level"``, ``"sentencepiece"`` or ``"plain"`` (token text is its UTF-8).
+
+    The tokenizer's decoder names the scheme when it is exposed; otherwise the marker
+    characters of each scheme are counted in the vocabulary."""
+    described = repr(decoder) if decoder is not None else ""
+    if "ByteLevel" in described:
+        return "byte_level"
+    if "Metaspace" in described or "ByteFallback" in described:
+        return "sentencepiece"
+    byte_level = sentencepiece = 0
+    for token in tokens:
+        if "Ġ" in token or "Ċ" in token:
+            byte_level += 1
+        if SENTENCEPIECE_SPACE in token or _BYTE_PIECE.match(token):
+            sentencepiece += 1
+    if sentencepiece > byte_level:
+        return "sentencepiece"
+    if byte_level:
+        return "byte_level"
+    return "plain"
+
+
+def _as_id_set(ids: int | Iterable[int] | None) -> set[int]:
+    if ids is None:
+        return set()
+    if isinstance(ids, int):
+        return {ids}
+    return {int(i) for i in ids}
+
+
+def _special_and_added(tokenizer: Any) -> tuple[set[int], dict[int, str]]:
+    """Ids of special tokens, and the text of non-special added tokens by id."""
+    special = _as_id_set(getattr(tokenizer, "all_special_ids", None))
+    added: dict[int, str] = {}
+    for token_id, token in (getattr(tokenizer, "added_tokens_decoder", None) or {}).items():
+        if getattr(token, "special", False):
+            special.add(int(token_id))
+        else:
+            added[int(token_id)] = str(getattr(token, "content", token))
+    return special, added
+
+
+@dataclass(frozen=True, eq=False)
+class Vocabulary:
+    """Exact bytes per token id (``None``: special/control, never allowed as text), the
+    end-of-generation ids, and the mask width ``size`` (the model's logits width, which
+    may exceed the tokenizer's; ids past the tokenizer are never allowed).
+
+    Equality and hashing go by ``fingerprint``, a sha256 of the content."""
+
+    token_bytes: tuple[bytes | None, ...]
+    eos_ids: frozenset[int]
+    size: int
+    fingerprint: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.size < len(self.token_bytes):
+            raise InvalidVocabulary(
+                f"size {self.size} is smaller than the {len(self.token_bytes)} token ids"
+            )
+        if not self.eos_ids:
+            raise InvalidVocabulary("a vocabulary needs at least one end-of-generation id")
+        bad = sorted(i for i in self.eos_ids if not 0 <= i < self.size)
+        if bad:
+            raise InvalidVocabulary(f"end-of-generation ids {bad} are outside [0, {self.size})")
+        object.__setattr__(self, "fingerprint", self._content_hash())
+
+    def _content_hash(self) -> str:
+        digest = hashlib.sha256()
+        digest.update(f"size={self.size};eos={sorted(self.eos_ids)};".encode())
+        for data in self.token_bytes:
+            if data is None:
+                digest.update(b"-;")
+            else:
+                digest.update(b"%d:" % len(data))
+                digest.update(data)
+        return digest.hexdigest()
+
+    @classmethod
+    def from_raw(
+        cls,
+        token_bytes: Sequence[bytes | None],
+        eos_ids: int | Iterable[int],
+        size: int | None = None,
+    ) -> Vocabulary:
+        """A vocabulary from its token bytes in id order (empty bytes count as ``None``)."""
+        tokens = tuple(bytes(t) if t else None for t in token_bytes)
+        width = len(tokens) if size is None else int(size)
+        return cls(tokens, frozenset(_as_id_set(eos_ids)), width)
+
+    @classmethod
+    def from_tokenizer(
+        cls,
+        tokenizer: Any,
+        *,
+        size: int | None = None,
+        eos_ids: int | Iterable[int] | None = None,
+    ) -> Vocabulary:
+        """A vocabulary from a Hugging Face style tokenizer (duck-typed).
+
+        ``size``: the model's logits width (default: one past the largest id).
+        ``eos_ids``: extra end ids (e.g. a generation config's ``eos_token_id``), added to
+        the tokenizer's own ``eos_token_id``."""
+        vocab: dict[str, int] = dict(tokenizer.get_vocab())
+        special, added = _special_and_added(tokenizer)
+        decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
+        regular = [t for t, i in vocab.items() if i not in special and i not in added]
+        kind = detect_kind(regular, decoder)
+        alphabet = byte_level_alphabet()
+        count = max(vocab.values(), default=-1) + 1
+        tokens: list[bytes | None] = [None] * count
+        for text, token_id in vocab.items():
+            if token_id in special:
+                continue
+            if token_id in added:
+                tokens[token_id] = added[token_id].encode("utf-8")
+            elif kind == "byte_level":
+                tokens[token_id] = decode_byte_level(text, alphabet)
+            elif kind == "sentencepiece":
+                tokens[token_id] = decode_sentencepiece(text)
+            else:
+                tokens[token_id] = text.encode("utf-8")
+        ends = _as_id_set(getattr(tokenizer, "eos_token_id", None)) | _as_id_set(eos_ids)
+        return cls.from_raw(tokens, ends, size)
+
+    @cached_property
+    def trie(self) -> TokenTrie:
+        """The flat trie of the text tokens (end ids excluded), built on first use."""
+        return TokenTrie.build(self.token_bytes, exclude=self.eos_ids)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocabulary) and other.fingerprint == self.fingerprint
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __repr__(self) -> str:
+        return (
+            f"Vocabulary(tokens={len(self.token_bytes)}, size={self.size}, "
+            f"eos_ids={sorted(self.eos_ids)}, fingerprint={self.fingerprint[:12]})"
+        )
