@@ -1,0 +1,103 @@
+"""A lazily explored DFA whose states are the derivatives of a term.
+
+States are numbered as they are found; ``expand`` computes one state's successors by
+taking one derivative per byte class of its term. Only the states that the token index
+(and so generation) visits are ever built, which makes recursive and very large
+constraints affordable.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from fsm.automaton import DEAD
+from fsm.errors import ConstraintTooLarge
+from fsm.terms import EMPTY, Term, byte_partition, derivative, nullable
+
+
+class DerivativeAutomaton:
+    """``ByteAutomaton`` over the derivatives of ``term``."""
+
+    def __init__(
+        self, term: Term, *, max_states: int = 200_000, liveness_budget: int = 400
+    ) -> None:
+        self._terms: list[Term] = []
+        self._ids: dict[Term, int] = {}
+        self._live: dict[Term, bool] = {EMPTY: False}
+        self._max_states = max_states
+        self._liveness_budget = liveness_budget
+        self._initial = self._intern(term)
+
+    @property
+    def initial(self) -> int:
+        return self._initial
+
+    @property
+    def num_states(self) -> int:
+        return len(self._terms)
+
+    def term(self, state: int) -> Term:
+        """The term a state stands for (what remains to be matched)."""
+        return self._terms[state]
+
+    def expand(self, state: int) -> tuple[np.ndarray, bool]:
+        term = self._terms[state]
+        labels = byte_partition(term)
+        successors = np.full(256, DEAD, dtype=np.int32)
+        for label in np.unique(labels):
+            members = np.flatnonzero(labels == label)
+            target = derivative(term, int(members[0]))
+            if self.is_live(target):
+                successors[members] = self._intern(target)
+        return successors, nullable(term)
+
+    def _intern(self, term: Term) -> int:
+        state = self._ids.get(term)
+        if state is None:
+            if len(self._terms) >= self._max_states:
+                raise ConstraintTooLarge(
+                    f"the constraint needs more than {self._max_states} automaton states"
+                )
+            state = len(self._terms)
+            self._terms.append(term)
+            self._ids[term] = state
+        return state
+
+    def is_live(self, term: Term) -> bool:
+        """Whether some byte string leads from ``term`` to acceptance.
+
+        Syntax answers for plain regular terms; with intersection or complement a
+        bounded breadth-first search decides, and an exhausted budget counts as live
+        (the search only prunes, it never rejects what it could not disprove).
+        """
+        if term is EMPTY:
+            return False
+        if not term.needs_liveness_check:
+            return True
+        known = self._live.get(term)
+        if known is not None:
+            return known
+        live = self._search_acceptance(term)
+        self._live[term] = live
+        return live
+
+    def _search_acceptance(self, start: Term) -> bool:
+        seen = {start}
+        queue = deque([start])
+        while queue:
+            if len(seen) > self._liveness_budget:
+                return True
+            term = queue.popleft()
+            if self._live.get(term) or nullable(term):
+                return True
+            labels = byte_partition(term)
+            for label in np.unique(labels):
+                member = int(np.flatnonzero(labels == label)[0])
+                target = derivative(term, member)
+                if target is EMPTY or target in seen or self._live.get(target) is False:
+                    continue
+                seen.add(target)
+                queue.append(target)
+        return False

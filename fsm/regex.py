@@ -1,0 +1,115 @@
+"""Regular expressions (Python/ECMA syntax, parsed by interegular) to byte-level terms.
+
+``regex_term`` gives full-match semantics for ``fsm.Regex``. ``search_term`` gives the
+JSON-schema ``pattern`` semantics: the pattern may match anywhere unless anchored with
+``^``/``$`` at the ends of its top-level alternatives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import interegular
+from interegular import patterns as ip
+
+from fsm.errors import UnsupportedRegex
+from fsm.terms import Term, alt, cat, repeat, star
+from fsm.unicode import (
+    Ranges,
+    chars_to_ranges,
+    complement_ranges,
+    json_string_term,
+    normalize_ranges,
+    utf8_term,
+)
+
+CharEncoder = Callable[[Ranges], Term]
+"""Turns a set of code points into the term of their byte encodings."""
+
+utf8_encoding: CharEncoder = utf8_term
+json_string_encoding: CharEncoder = json_string_term
+
+
+def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
+    """The byte strings whose decoding fully matches ``pattern``."""
+    try:
+        parsed = interegular.parse_pattern(pattern)
+    except ip.Unsupported as error:
+        raise UnsupportedRegex(f"{pattern!r}: {error}") from None
+    except Exception as error:  # interegular raises several syntax error types
+        raise UnsupportedRegex(f"{pattern!r} is not a valid regex: {error}") from None
+    return _convert(parsed, encode_char, ip.REFlags(0))
+
+
+def search_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
+    """Strings that contain a match of ``pattern`` (``^``/``$`` anchor the ends)."""
+    anything = star(encode_char(complement_ranges([])))
+    options = []
+    for branch in _split_top_level(pattern):
+        start = branch.startswith("^")
+        end = branch.endswith("$") and not _is_escaped(branch, len(branch) - 1)
+        core = branch[1 if start else 0 : len(branch) - 1 if end else len(branch)]
+        options.append(
+            cat(
+                anything if not start else cat(),
+                regex_term(core, encode_char=encode_char) if core else cat(),
+                anything if not end else cat(),
+            )
+        )
+    return alt(*options)
+
+
+def _is_escaped(text: str, index: int) -> bool:
+    backslashes = 0
+    while index - 1 - backslashes >= 0 and text[index - 1 - backslashes] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def _split_top_level(pattern: str) -> list[str]:
+    """Split on ``|`` outside groups and classes, so each branch's anchors can be read."""
+    branches, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            branches.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    branches.append(pattern[start:])
+    return branches
+
+
+def _convert(node: object, encode: CharEncoder, flags: ip.REFlags) -> Term:
+    if isinstance(node, ip.Pattern):
+        inner = (flags | node.added_flags) & ~node.removed_flags
+        if inner & ip.REFlags.MULTILINE:
+            raise UnsupportedRegex("the multiline flag (?m) is not supported")
+        return alt(*(_convert(option, encode, inner) for option in node.options))
+    if isinstance(node, ip._Concatenation):
+        return cat(*(_convert(part, encode, flags) for part in node.parts))
+    if isinstance(node, ip._Repeated):
+        return repeat(_convert(node.base, encode, flags), node.min, node.max)
+    if isinstance(node, ip._CharGroup):
+        chars = node.chars
+        if flags & ip.REFlags.CASE_INSENSITIVE:
+            chars = frozenset(c for ch in chars for c in {ch, ch.lower(), ch.upper()} if len(c) == 1)
+        ranges = chars_to_ranges(chars)
+        return encode(complement_ranges(ranges) if node.negated else ranges)
+    if type(node).__name__ == "__DotCls":
+        if flags & ip.REFlags.SINGLE_LINE:
+            return encode(complement_ranges([]))
+        return encode(complement_ranges(normalize_ranges([(10, 10)])))
+    if isinstance(node, ip._NonCapturing):
+        raise UnsupportedRegex("lookahead and lookbehind assertions are not supported")
+    raise UnsupportedRegex(f"unsupported regex construct {type(node).__name__}")

@@ -1,0 +1,538 @@
+"""Byte-level regular terms with intersection, complement, thunks and checked prefixes.
+
+Every constraint compiles to a ``Term``. A term denotes a set of byte strings; its
+Brzozowski derivative by a byte ``b`` denotes the suffixes of its strings that start
+with ``b``. Exploring derivatives lazily gives a deterministic automaton whose states
+are terms (``fsm.derivative_automaton``), so huge or recursive constraints cost only
+the states that generation visits.
+
+Terms are immutable and compared structurally (with cached hashes). The smart
+constructors (``cat``, ``alt``, ...) normalise as they build (flattening,
+associativity, commutativity and idempotence of ``alt``/``intersect``, absorbing
+``EMPTY``), which keeps the derivatives of a regular term finitely many.
+
+Two extensions go beyond regular expressions:
+
+* ``thunk(key, make)``: a term built on first use and identified by ``key``. It makes
+  recursion (JSON ``$ref`` cycles, arbitrary JSON values) and parameterised structures
+  (an object body keyed by the set of keys already used) cheap to describe. Recursion
+  must be guarded: a thunk must consume a byte before it reaches itself again.
+* ``checked(checker, text)``: the strings ``s`` for which ``checker.accepts(text + s)``;
+  used where a predicate is exact but not regular-friendly (numbers with bounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Protocol
+
+import numpy as np
+
+from fsm.errors import InvalidSpec
+
+ALL_BYTES = (1 << 256) - 1
+
+
+class Term:
+    """Base of all terms; caches hash, nullability, byte partition and derivatives."""
+
+    __slots__ = ("_hash", "_nullable", "_partition", "_derivatives", "needs_liveness_check")
+
+    def __init__(self, hash_value: int, needs_liveness_check: bool) -> None:
+        self._hash = hash_value
+        self._nullable: bool | None = None
+        self._partition: np.ndarray | None = None
+        self._derivatives: dict[int, Term] = {}
+        # Set when emptiness cannot be read off the syntax (intersection, complement).
+        self.needs_liveness_check = needs_liveness_check
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(self) is not type(other) or self._hash != other._hash:  # type: ignore[attr-defined]
+            return False
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def _key(self) -> tuple:
+        raise NotImplementedError
+
+
+class _Empty(Term):
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return "EMPTY"
+
+
+class _Eps(Term):
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return "EPS"
+
+
+EMPTY: Term = _Empty(hash("EMPTY"), False)
+EPS: Term = _Eps(hash("EPS"), False)
+
+
+class Bytes(Term):
+    """One byte from a set, held as a 256-bit integer mask."""
+
+    __slots__ = ("mask",)
+
+    def __init__(self, mask: int) -> None:
+        super().__init__(hash(("bytes", mask)), False)
+        self.mask = mask
+
+    def _key(self) -> tuple:
+        return (self.mask,)
+
+    def __repr__(self) -> str:
+        members = [b for b in range(256) if self.mask >> b & 1]
+        if len(members) == 1:
+            return repr(bytes(members))
+        return f"[{len(members)} bytes]"
+
+
+class Cat(Term):
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[Term, ...]) -> None:
+        super().__init__(hash(("cat", items)), any(t.needs_liveness_check for t in items))
+        self.items = items
+
+    def _key(self) -> tuple:
+        return self.items
+
+    def __repr__(self) -> str:
+        return "(" + " ".join(map(repr, self.items)) + ")"
+
+
+class Alt(Term):
+    __slots__ = ("items",)
+
+    def __init__(self, items: frozenset[Term]) -> None:
+        super().__init__(hash(("alt", items)), any(t.needs_liveness_check for t in items))
+        self.items = items
+
+    def _key(self) -> tuple:
+        return (self.items,)
+
+    def __repr__(self) -> str:
+        return "(" + " | ".join(sorted(map(repr, self.items))) + ")"
+
+
+class And(Term):
+    __slots__ = ("items",)
+
+    def __init__(self, items: frozenset[Term]) -> None:
+        super().__init__(hash(("and", items)), True)
+        self.items = items
+
+    def _key(self) -> tuple:
+        return (self.items,)
+
+    def __repr__(self) -> str:
+        return "(" + " & ".join(sorted(map(repr, self.items))) + ")"
+
+
+class Not(Term):
+    __slots__ = ("item",)
+
+    def __init__(self, item: Term) -> None:
+        super().__init__(hash(("not", item)), True)
+        self.item = item
+
+    def _key(self) -> tuple:
+        return (self.item,)
+
+    def __repr__(self) -> str:
+        return f"~{self.item!r}"
+
+
+class Repeat(Term):
+    """``item`` repeated between ``lo`` and ``hi`` times (``hi`` None: unbounded)."""
+
+    __slots__ = ("item", "lo", "hi")
+
+    def __init__(self, item: Term, lo: int, hi: int | None) -> None:
+        super().__init__(hash(("rep", item, lo, hi)), item.needs_liveness_check)
+        self.item, self.lo, self.hi = item, lo, hi
+
+    def _key(self) -> tuple:
+        return (self.item, self.lo, self.hi)
+
+    def __repr__(self) -> str:
+        return f"{self.item!r}{{{self.lo},{'' if self.hi is None else self.hi}}}"
+
+
+class Thunk(Term):
+    """A term built on first use; identified by ``key`` alone."""
+
+    __slots__ = ("key", "_make", "_body", "_expanding")
+
+    def __init__(self, key: Hashable, make: Callable[[], Term], needs_check: bool) -> None:
+        super().__init__(hash(("thunk", key)), needs_check)
+        self.key = key
+        self._make: Callable[[], Term] | None = make
+        self._body: Term | None = None
+        self._expanding = False
+
+    def _key(self) -> tuple:
+        return (self.key,)
+
+    def body(self) -> Term:
+        """The expansion, built once; re-entry without consuming a byte is an error."""
+        if self._body is None:
+            if self._expanding:
+                raise InvalidSpec(f"unguarded recursion through {self.key!r}")
+            self._expanding = True
+            try:
+                assert self._make is not None
+                self._body = self._make()
+            finally:
+                self._expanding = False
+            self._make = None
+        return self._body
+
+    def __repr__(self) -> str:
+        return f"<{self.key!r}>"
+
+
+class Checker(Hashable, Protocol):
+    """An exact predicate over byte strings, for ``checked`` terms."""
+
+    alphabet: bytes
+
+    def viable(self, text: bytes) -> bool:
+        """Whether some continuation of ``text`` can be accepted (may over-approximate)."""
+        ...
+
+    def accepts(self, text: bytes) -> bool:
+        """Whether ``text`` itself is accepted (exact)."""
+        ...
+
+
+class Checked(Term):
+    __slots__ = ("checker", "text")
+
+    def __init__(self, checker: Checker, text: bytes) -> None:
+        super().__init__(hash(("checked", checker, text)), False)
+        self.checker, self.text = checker, text
+
+    def _key(self) -> tuple:
+        return (self.checker, self.text)
+
+    def __repr__(self) -> str:
+        return f"check({self.checker!r}, {self.text!r})"
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def byte_set(members: bytes | Iterable[int]) -> Term:
+    """One byte from ``members``."""
+    mask = 0
+    for b in members:
+        mask |= 1 << b
+    return _bytes_from_mask(mask)
+
+
+def _bytes_from_mask(mask: int) -> Term:
+    return Bytes(mask) if mask else EMPTY
+
+
+def byte_range(lo: int, hi: int) -> Term:
+    """One byte in ``lo..hi`` inclusive."""
+    if lo > hi:
+        return EMPTY
+    return _bytes_from_mask(((1 << (hi - lo + 1)) - 1) << lo)
+
+
+def literal(data: bytes) -> Term:
+    """Exactly the byte string ``data``."""
+    return cat(*(Bytes(1 << b) for b in data))
+
+
+def cat(*terms: Term) -> Term:
+    """Concatenation, flattened; ``EMPTY`` anywhere makes it ``EMPTY``."""
+    items: list[Term] = []
+    for term in terms:
+        if term is EMPTY:
+            return EMPTY
+        if term is EPS:
+            continue
+        if isinstance(term, Cat):
+            items.extend(term.items)
+        else:
+            items.append(term)
+    if not items:
+        return EPS
+    if len(items) == 1:
+        return items[0]
+    return Cat(tuple(items))
+
+
+def alt(*terms: Term) -> Term:
+    """Union, normalised: flattened, deduplicated, single-byte sets merged."""
+    members: set[Term] = set()
+    mask = 0
+    for term in terms:
+        parts = term.items if isinstance(term, Alt) else (term,)
+        for part in parts:
+            if part is EMPTY:
+                continue
+            if isinstance(part, Bytes):
+                mask |= part.mask
+            else:
+                members.add(part)
+    if mask:
+        members.add(Bytes(mask))
+    if not members:
+        return EMPTY
+    if len(members) == 1:
+        return next(iter(members))
+    return Alt(frozenset(members))
+
+
+def intersect(*terms: Term) -> Term:
+    """Intersection, normalised; single-byte sets intersected directly."""
+    members: set[Term] = set()
+    mask = ALL_BYTES
+    has_mask = False
+    for term in terms:
+        parts = term.items if isinstance(term, And) else (term,)
+        for part in parts:
+            if part is EMPTY:
+                return EMPTY
+            if isinstance(part, Not) and part.item is EMPTY:
+                continue  # everything
+            if isinstance(part, Bytes):
+                mask &= part.mask
+                has_mask = True
+            else:
+                members.add(part)
+    if has_mask:
+        if not mask:
+            return EMPTY
+        if not members:
+            return Bytes(mask)
+        if EPS in members:
+            return EMPTY
+        members.add(Bytes(mask))
+    if not members:
+        return Not(EMPTY)
+    if len(members) == 1:
+        return next(iter(members))
+    if EPS in members:
+        return EPS if all(nullable(m) for m in members) else EMPTY
+    return And(frozenset(members))
+
+
+def complement(term: Term) -> Term:
+    """All byte strings not in ``term``."""
+    if isinstance(term, Not):
+        return term.item
+    return Not(term)
+
+
+def repeat(term: Term, lo: int, hi: int | None) -> Term:
+    """``term`` repeated ``lo..hi`` times (``hi=None``: unbounded)."""
+    if lo < 0 or (hi is not None and hi < lo):
+        raise InvalidSpec(f"bad repetition bounds {{{lo},{hi}}}")
+    if hi == 0 or term is EPS:
+        return EPS
+    if term is EMPTY:
+        return EPS if lo == 0 else EMPTY
+    if lo == 1 and hi == 1:
+        return term
+    return Repeat(term, lo, hi)
+
+
+def star(term: Term) -> Term:
+    return repeat(term, 0, None)
+
+
+def plus(term: Term) -> Term:
+    return repeat(term, 1, None)
+
+
+def opt(term: Term) -> Term:
+    return repeat(term, 0, 1)
+
+
+def thunk(key: Hashable, make: Callable[[], Term], *, needs_liveness_check: bool = False) -> Term:
+    """A lazily built term identified by ``key`` (see the module docstring)."""
+    return Thunk(key, make, needs_liveness_check)
+
+
+def checked(checker: Checker, text: bytes = b"") -> Term:
+    """Strings ``s`` with ``checker.accepts(text + s)``; ``EMPTY`` if not viable."""
+    return Checked(checker, text) if checker.viable(text) else EMPTY
+
+
+ANY_STRING: Term = complement(EMPTY)
+"""Every byte string."""
+
+
+# ------------------------------------------------------------------------- semantics
+
+
+def nullable(term: Term) -> bool:
+    """Whether ``term`` accepts the empty string."""
+    cached = term._nullable
+    if cached is not None:
+        return cached
+    if isinstance(term, Thunk) and term._expanding:
+        return False  # least fixpoint: a guarded recursion adds nothing here
+    result = _nullable(term)
+    term._nullable = result
+    return result
+
+
+def _nullable(term: Term) -> bool:
+    if term is EPS:
+        return True
+    if term is EMPTY or isinstance(term, Bytes):
+        return False
+    if isinstance(term, Cat):
+        return all(nullable(t) for t in term.items)
+    if isinstance(term, Alt):
+        return any(nullable(t) for t in term.items)
+    if isinstance(term, And):
+        return all(nullable(t) for t in term.items)
+    if isinstance(term, Not):
+        return not nullable(term.item)
+    if isinstance(term, Repeat):
+        return term.lo == 0 or nullable(term.item)
+    if isinstance(term, Thunk):
+        return nullable(term.body())
+    if isinstance(term, Checked):
+        return term.checker.accepts(term.text)
+    raise TypeError(f"not a term: {term!r}")
+
+
+def derivative(term: Term, byte: int) -> Term:
+    """The suffixes of ``term``'s strings that begin with ``byte``."""
+    cached = term._derivatives.get(byte)
+    if cached is None:
+        cached = _derivative(term, byte)
+        term._derivatives[byte] = cached
+    return cached
+
+
+def _derivative(term: Term, byte: int) -> Term:
+    if term is EPS or term is EMPTY:
+        return EMPTY
+    if isinstance(term, Bytes):
+        return EPS if term.mask >> byte & 1 else EMPTY
+    if isinstance(term, Cat):
+        head, rest = term.items[0], term.items[1:]
+        tail = cat(*rest)
+        first = cat(derivative(head, byte), tail)
+        return alt(first, derivative(tail, byte)) if nullable(head) else first
+    if isinstance(term, Alt):
+        return alt(*(derivative(t, byte) for t in term.items))
+    if isinstance(term, And):
+        return intersect(*(derivative(t, byte) for t in term.items))
+    if isinstance(term, Not):
+        return complement(derivative(term.item, byte))
+    if isinstance(term, Repeat):
+        hi = None if term.hi is None else term.hi - 1
+        return cat(derivative(term.item, byte), repeat(term.item, max(term.lo - 1, 0), hi))
+    if isinstance(term, Thunk):
+        return derivative(term.body(), byte)
+    if isinstance(term, Checked):
+        if byte not in term.checker.alphabet:
+            return EMPTY
+        return checked(term.checker, term.text + bytes((byte,)))
+    raise TypeError(f"not a term: {term!r}")
+
+
+def byte_partition(term: Term) -> np.ndarray:
+    """Class label per byte (uint16[256]): bytes with equal labels have equal derivatives.
+
+    The partition may be finer than necessary, never coarser.
+    """
+    cached = term._partition
+    if cached is None:
+        cached = _partition(term)
+        cached.flags.writeable = False
+        term._partition = cached
+    return cached
+
+
+_TRIVIAL = np.zeros(256, dtype=np.uint16)
+_TRIVIAL.flags.writeable = False
+_BYTE_INDEX = np.arange(256, dtype=np.uint16)
+
+
+def _mask_partition(mask: int) -> np.ndarray:
+    bits = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little").astype(np.uint16)
+
+
+def _refine(*partitions: np.ndarray) -> np.ndarray:
+    """The coarsest partition finer than all of ``partitions``."""
+    parts = [p for p in partitions if p is not _TRIVIAL]
+    if not parts:
+        return _TRIVIAL
+    if len(parts) == 1:
+        return parts[0]
+    combined = parts[0].astype(np.int64)
+    for part in parts[1:]:
+        combined = combined * 257 + part
+        _, combined = np.unique(combined, return_inverse=True)
+    return combined.astype(np.uint16)
+
+
+def _partition(term: Term) -> np.ndarray:
+    if term is EPS or term is EMPTY:
+        return _TRIVIAL
+    if isinstance(term, Bytes):
+        return _mask_partition(term.mask)
+    if isinstance(term, Cat):
+        parts = []
+        for item in term.items:
+            parts.append(byte_partition(item))
+            if not nullable(item):
+                break
+        return _refine(*parts)
+    if isinstance(term, Alt | And):
+        return _refine(*(byte_partition(t) for t in term.items))
+    if isinstance(term, Not | Repeat):
+        return byte_partition(term.item)
+    if isinstance(term, Thunk):
+        return byte_partition(term.body())
+    if isinstance(term, Checked):
+        # Each byte the checker may read leads to its own prefix.
+        labels = np.zeros(256, dtype=np.uint16)
+        for i, b in enumerate(term.checker.alphabet):
+            labels[b] = i + 1
+        return labels
+    raise TypeError(f"not a term: {term!r}")
+
+
+def first_bytes(term: Term) -> int:
+    """Mask of the bytes whose derivative is not syntactically ``EMPTY``."""
+    labels = byte_partition(term)
+    mask = 0
+    seen: dict[int, bool] = {}
+    for b in range(256):
+        label = int(labels[b])
+        live = seen.get(label)
+        if live is None:
+            live = derivative(term, b) is not EMPTY
+            seen[label] = live
+        if live:
+            mask |= 1 << b
+    return mask
