@@ -1,0 +1,178 @@
+"""Paged K/V storage for one model: fixed-size blocks, reference counts, copy-on-write.
+
+Keys and values of all layers live in two tensors
+`[num_layers, num_blocks, block_size, kv_heads, head_dim]` on the model's device, so a
+block copy or a pool growth is one tensor operation for every layer at once.
+
+Block 0 is a reserved *null block*: padded reads point at it and padded writes land in
+it, so batched kernels never branch on padding. It is not counted in the statistics.
+
+Appending (`extend`) follows the copy-on-write rule of the design, refined so that a
+decode loop whose earlier states stay alive still writes in place: the partly filled
+last block of a handle is written in place when this handle ends at the block's
+high-water mark (nobody has written after it, so no live handle can read the slots
+about to be written) or when the handle is the block's only owner; otherwise the
+block is copied first. Full blocks are never copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from backends.kvref import KVRef
+
+NULL_BLOCK = 0
+
+
+class OutOfKVMemory(RuntimeError):
+    """The pool cannot grow to hold the blocks a forward pass needs."""
+
+
+class KVPool:
+    """Block storage, free list, reference counts and reuse statistics of one model."""
+
+    def __init__(
+        self,
+        *,
+        num_layers: int,
+        kv_heads: int,
+        head_dim: int,
+        block_size: int = 16,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str = "cpu",
+        initial_blocks: int = 64,
+        max_blocks: int | None = None,
+    ) -> None:
+        if block_size < 1 or initial_blocks < 1:
+            raise ValueError("block_size and initial_blocks must be positive")
+        if max_blocks is not None and max_blocks < initial_blocks:
+            raise ValueError(f"max_blocks={max_blocks} is below initial_blocks={initial_blocks}")
+        self.block_size = block_size
+        self.max_blocks = max_blocks
+        total = initial_blocks + 1  # + the null block
+        shape = (num_layers, total, block_size, kv_heads, head_dim)
+        self.keys = torch.zeros(shape, dtype=dtype, device=device)
+        self.values = torch.zeros(shape, dtype=dtype, device=device)
+        self._refs = np.zeros(total, dtype=np.int64)
+        self._filled = np.zeros(total, dtype=np.int64)  # high-water mark of written slots
+        self._refs[NULL_BLOCK] = 1
+        self._free = list(range(total - 1, 0, -1))  # pop() hands out low ids first
+        self.tokens_computed = 0
+        self.tokens_reused = 0
+
+    # --- reference counting (called by KVRef) -------------------------------------
+
+    def incref(self, blocks: np.ndarray) -> None:
+        self._refs[blocks] += 1  # a handle's blocks are distinct, so fancy += is exact
+
+    def decref(self, blocks: np.ndarray) -> None:
+        self._refs[blocks] -= 1
+        dead = blocks[self._refs[blocks] == 0]
+        if len(dead):
+            self._filled[dead] = 0
+            self._free.extend(dead.tolist())
+
+    # --- appending ----------------------------------------------------------------
+
+    def extend(
+        self, bases: Sequence[KVRef | None], counts: Sequence[int]
+    ) -> tuple[list[KVRef], list[np.ndarray]]:
+        """For each row, a new handle of `base.length + count` positions and the pool slots
+        (`block * block_size + offset`) where the K/V of the `count` new positions go.
+
+        Copy-on-write copies of shared partial blocks are made here, in one tensor op.
+        Raises `OutOfKVMemory` before touching anything when the pool cannot grow enough.
+        """
+        bs = self.block_size
+        lengths = [0 if base is None else base.length for base in bases]
+        worst = sum(-(-(n0 + c) // bs) - n0 // bs for n0, c in zip(lengths, counts))
+        self._reserve(worst)
+        copy_src: list[int] = []
+        copy_dst: list[int] = []
+        refs: list[KVRef] = []
+        slots: list[np.ndarray] = []
+        for base, start, count in zip(bases, lengths, counts):
+            if count <= 0:
+                raise ValueError(f"cannot extend a KVRef by {count} positions")
+            blocks = [] if base is None else base.block_ids.tolist()
+            used = start % bs
+            if used:
+                last = blocks[-1]
+                if self._filled[last] != used and self._refs[last] != 1:
+                    copy_src.append(last)
+                    last = blocks[-1] = self._free.pop()
+                    copy_dst.append(last)
+                self._filled[last] = min(bs, used + count)
+            end = start + count
+            while len(blocks) * bs < end:
+                block = self._free.pop()
+                self._filled[block] = min(bs, end - len(blocks) * bs)
+                blocks.append(block)
+            ids = np.asarray(blocks, dtype=np.int64)
+            positions = np.arange(start, end)
+            slots.append(ids[positions // bs] * bs + positions % bs)
+            refs.append(KVRef(self, ids, end))
+        if copy_src:
+            src = torch.tensor(copy_src, device=self.keys.device)
+            dst = torch.tensor(copy_dst, device=self.keys.device)
+            self.keys[:, dst] = self.keys[:, src]
+            self.values[:, dst] = self.values[:, src]
+        return refs, slots
+
+    def _reserve(self, needed: int) -> None:
+        """Make sure `needed` blocks are free, doubling the storage if allowed."""
+        if needed <= len(self._free):
+            return
+        total = self.keys.shape[1]
+        want = total + needed - len(self._free)
+        new_total = max(want, 2 * total - 1)
+        if self.max_blocks is not None:
+            new_total = min(new_total, self.max_blocks + 1)
+        if new_total < want:
+            raise OutOfKVMemory(
+                f"the KV pool needs {needed} free blocks but has {len(self._free)} free of "
+                f"{total - 1} (block_size={self.block_size}, max_blocks={self.max_blocks}, "
+                f"{self.blocks_used} in use); drop unused states or raise max_blocks"
+            )
+        grow = new_total - total
+        shape = (self.keys.shape[0], grow, *self.keys.shape[2:])
+        zeros = torch.zeros(shape, dtype=self.keys.dtype, device=self.keys.device)
+        self.keys = torch.cat([self.keys, zeros], dim=1)
+        self.values = torch.cat([self.values, zeros], dim=1)
+        self._refs = np.concatenate([self._refs, np.zeros(grow, dtype=np.int64)])
+        self._filled = np.concatenate([self._filled, np.zeros(grow, dtype=np.int64)])
+        self._free[:0] = range(new_total - 1, total - 1, -1)
+
+    # --- reading and statistics ---------------------------------------------------
+
+    def read(self, ref: KVRef) -> tuple[torch.Tensor, torch.Tensor]:
+        """Copies of a handle's keys and values, `[num_layers, length, kv_heads, head_dim]` each."""
+        if ref.pool is not self:
+            raise ValueError("this KVRef belongs to another pool")
+        shape = (self.keys.shape[0], -1, *self.keys.shape[3:])
+        keys = self.keys[:, ref.block_ids].reshape(shape)[:, : ref.length]
+        values = self.values[:, ref.block_ids].reshape(shape)[:, : ref.length]
+        return keys, values
+
+    @property
+    def blocks_used(self) -> int:
+        return int(np.count_nonzero(self._refs)) - 1
+
+    @property
+    def blocks_total(self) -> int:
+        return self.keys.shape[1] - 1
+
+    def kv_stats(self) -> dict[str, int]:
+        """`tokens_computed`: positions run through the model; `tokens_reused`: positions
+        that a recompute from scratch of every requested row would have run on top of that."""
+        return {
+            "block_size": self.block_size,
+            "blocks_used": self.blocks_used,
+            "blocks_total": self.blocks_total,
+            "bytes_per_block": 2 * self.keys[:, 0].numel() * self.keys.element_size(),
+            "tokens_computed": self.tokens_computed,
+            "tokens_reused": self.tokens_reused,
+        }
