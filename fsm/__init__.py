@@ -5,6 +5,7 @@ Pure numpy/numba; never imports torch or transformers.
 
 from fsm.automaton import DEAD, ByteAutomaton, TableAutomaton
 from fsm.cache import IndexCache
+from fsm.compile import compile
 from fsm.errors import (
     ConstraintTooLarge,
     FsmError,
@@ -14,9 +15,13 @@ from fsm.errors import (
     UnsupportedSchema,
 )
 from fsm.index import TokenIndex
+from fsm.specs import Choice, Regex
 from fsm.vocabulary import Vocabulary
 
 __all__ = [
+    "Choice",
+    "Regex",
+    "compile",
     "DEAD",
     "ByteAutomaton",
     "TableAutomaton",

@@ -178,7 +178,7 @@ class Repeat(Term):
 class Thunk(Term):
     """A term built on first use; identified by ``key`` alone."""
 
-    __slots__ = ("key", "_make", "_body", "_expanding")
+    __slots__ = ("key", "_make", "_body", "_expanding", "_visiting")
 
     def __init__(self, key: Hashable, make: Callable[[], Term], needs_check: bool) -> None:
         super().__init__(hash(("thunk", key)), needs_check)
@@ -186,6 +186,18 @@ class Thunk(Term):
         self._make: Callable[[], Term] | None = make
         self._body: Term | None = None
         self._expanding = False
+        self._visiting = False
+
+    def through_body(self, compute: Callable[[Term], object]) -> object:
+        """``compute(body)``, refusing to re-enter: reaching this thunk again before a
+        byte is consumed means the recursion is unguarded and would never end."""
+        if self._visiting:
+            raise InvalidSpec(f"unguarded recursion through {self.key!r}")
+        self._visiting = True
+        try:
+            return compute(self.body())
+        finally:
+            self._visiting = False
 
     def _key(self) -> tuple:
         return (self.key,)
@@ -392,8 +404,6 @@ def nullable(term: Term) -> bool:
     cached = term._nullable
     if cached is not None:
         return cached
-    if isinstance(term, Thunk) and term._expanding:
-        return False  # least fixpoint: a guarded recursion adds nothing here
     result = _nullable(term)
     term._nullable = result
     return result
@@ -415,7 +425,7 @@ def _nullable(term: Term) -> bool:
     if isinstance(term, Repeat):
         return term.lo == 0 or nullable(term.item)
     if isinstance(term, Thunk):
-        return nullable(term.body())
+        return bool(term.through_body(nullable))
     if isinstance(term, Checked):
         return term.checker.accepts(term.text)
     raise TypeError(f"not a term: {term!r}")
@@ -450,7 +460,7 @@ def _derivative(term: Term, byte: int) -> Term:
         hi = None if term.hi is None else term.hi - 1
         return cat(derivative(term.item, byte), repeat(term.item, max(term.lo - 1, 0), hi))
     if isinstance(term, Thunk):
-        return derivative(term.body(), byte)
+        return term.through_body(lambda body: derivative(body, byte))  # type: ignore[return-value]
     if isinstance(term, Checked):
         if byte not in term.checker.alphabet:
             return EMPTY
@@ -512,7 +522,7 @@ def _partition(term: Term) -> np.ndarray:
     if isinstance(term, Not | Repeat):
         return byte_partition(term.item)
     if isinstance(term, Thunk):
-        return byte_partition(term.body())
+        return term.through_body(byte_partition)  # type: ignore[return-value]
     if isinstance(term, Checked):
         # Each byte the checker may read leads to its own prefix.
         labels = np.zeros(256, dtype=np.uint16)

@@ -1,0 +1,122 @@
+"""Regex -> byte automaton: acceptance equals ``re.fullmatch`` and prefixes stay live."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fsm
+from fsm.automaton import DEAD
+from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.regex import json_string_encoding, regex_term, search_term
+
+ALPHABET = ["a", "b", "c", "é", "日", "😀", "."]
+
+atoms = st.sampled_from(["a", "b", "c", "é", "日", "😀", r"\.", ".", "[ab]", "[^a]", "[a-c]", "[é-日]", r"\d"])
+
+
+def _regexes():
+    def extend(inner):
+        return st.one_of(
+            st.tuples(inner, inner).map(lambda p: p[0] + p[1]),
+            st.tuples(inner, inner).map(lambda p: f"(?:{p[0]}|{p[1]})"),
+            inner.map(lambda p: f"(?:{p})*"),
+            inner.map(lambda p: f"(?:{p})+"),
+            inner.map(lambda p: f"(?:{p})?"),
+            st.tuples(inner, st.integers(0, 2), st.integers(0, 2)).map(
+                lambda p: f"(?:{p[0]}){{{min(p[1], p[2])},{max(p[1], p[2])}}}"
+            ),
+        )
+
+    return st.recursive(atoms, extend, max_leaves=6)
+
+
+texts = st.lists(st.sampled_from(ALPHABET + ["1", "x"]), max_size=6).map("".join)
+
+
+def walk(automaton: DerivativeAutomaton, data: bytes) -> tuple[int, list[int]]:
+    """Final state after ``data`` (DEAD if rejected on the way) and the states passed."""
+    state, path = automaton.initial, []
+    for byte in data:
+        successors, _ = automaton.expand(state)
+        state = int(successors[byte])
+        if state == DEAD:
+            return DEAD, path
+        path.append(state)
+    return state, path
+
+
+def accepts(automaton: DerivativeAutomaton, text: str) -> bool:
+    state, _ = walk(automaton, text.encode())
+    return state != DEAD and automaton.expand(state)[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_regexes(), texts)
+def test_acceptance_equals_fullmatch(pattern, text):
+    automaton = DerivativeAutomaton(regex_term(pattern))
+    assert accepts(automaton, text) == bool(re.fullmatch(pattern, text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_regexes(), texts)
+def test_prefixes_of_matches_stay_live(pattern, text):
+    if not re.fullmatch(pattern, text):
+        return
+    automaton = DerivativeAutomaton(regex_term(pattern))
+    data = text.encode()
+    for cut in range(len(data) + 1):  # including cuts inside a multi-byte character
+        state, _ = walk(automaton, data[:cut])
+        assert state != DEAD
+
+
+@settings(max_examples=200, deadline=None)
+@given(_regexes(), texts)
+def test_search_equals_re_search(pattern, text):
+    automaton = DerivativeAutomaton(search_term(pattern))
+    assert accepts(automaton, text) == bool(re.search(pattern, text))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [("^ab", "abz", True), ("^ab", "zab", False), ("b$", "zab", True), ("^a$|^b$", "b", True), ("^a$|^b$", "ab", False)],
+)
+def test_search_anchors(pattern, text, expected):
+    assert accepts(DerivativeAutomaton(search_term(pattern)), text) == expected
+
+
+def test_json_string_encoding_escapes_specials():
+    automaton = DerivativeAutomaton(regex_term(r'a"\n.', encode_char=json_string_encoding))
+    assert accepts(automaton, 'a\\"\\nb')
+    assert not accepts(automaton, 'a"\nb')  # raw quote and newline are not how JSON writes them
+
+
+def test_invalid_utf8_is_never_accepted():
+    automaton = DerivativeAutomaton(regex_term(".*"))
+    assert accepts(automaton, "日本")
+    state, _ = walk(automaton, b"\xed\xa0\x80")  # an encoded surrogate
+    assert state == DEAD
+    state, _ = walk(automaton, b"\xc0\xaf")  # an overlong encoding
+    assert state == DEAD
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"(?=a)a", r"a^b"])
+def test_unsupported_features_raise_typed_error(pattern):
+    with pytest.raises(fsm.UnsupportedRegex):
+        regex_term(pattern)
+
+
+def test_choice_options_are_literal_and_share_prefixes():
+    automaton = DerivativeAutomaton(fsm.Choice(["a.b", "a.bc", "(x)"]).term())
+    assert accepts(automaton, "a.b") and accepts(automaton, "a.bc") and accepts(automaton, "(x)")
+    assert not accepts(automaton, "axb") and not accepts(automaton, "x")
+
+
+def test_choice_rejects_bad_input():
+    with pytest.raises(fsm.InvalidSpec):
+        fsm.Choice("yes")
+    with pytest.raises(fsm.InvalidSpec):
+        fsm.Choice([])

@@ -1,0 +1,92 @@
+"""The term algebra: intersection, complement, repetition and thunks mean what they say."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fsm
+from fsm.regex import regex_term
+from fsm.terms import (
+    EMPTY,
+    EPS,
+    byte_partition,
+    cat,
+    complement,
+    derivative,
+    intersect,
+    literal,
+    nullable,
+    repeat,
+    thunk,
+)
+from fsm.unicode import normalize_ranges, utf8_term
+
+small_patterns = st.sampled_from(["a*", "(ab)*", "a?b?", "[ab]{1,3}", "b+a", "(a|bb)*a", ""])
+words = st.lists(st.sampled_from("ab"), max_size=6).map("".join)
+
+
+def matches(term, data: bytes) -> bool:
+    for byte in data:
+        term = derivative(term, byte)
+    return nullable(term)
+
+
+@settings(max_examples=200, deadline=None)
+@given(small_patterns, small_patterns, words)
+def test_intersection_and_complement(p, q, word):
+    a, b = regex_term(p), regex_term(q)
+    in_a, in_b = bool(re.fullmatch(p, word)), bool(re.fullmatch(q, word))
+    assert matches(intersect(a, b), word.encode()) == (in_a and in_b)
+    assert matches(complement(a), word.encode()) == (not in_a)
+    assert matches(intersect(a, complement(b)), word.encode()) == (in_a and not in_b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 0x10FFFF), st.integers(0, 3000)), min_size=1, max_size=3), st.integers(0, 0x10FFFF))
+def test_utf8_term_matches_code_point_membership(spans, code_point):
+    ranges = normalize_ranges([(lo, min(lo + width, 0x10FFFF)) for lo, width in spans])
+    if 0xD800 <= code_point <= 0xDFFF:
+        return
+    inside = any(lo <= code_point <= hi for lo, hi in ranges)
+    assert matches(utf8_term(ranges), chr(code_point).encode()) == inside
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_patterns, words)
+def test_partition_never_merges_bytes_with_different_derivatives(p, word):
+    term = regex_term(p)
+    for byte in word.encode():
+        labels = byte_partition(term)
+        for other in (ord("a"), ord("b"), ord("c")):
+            if labels[other] == labels[byte]:
+                assert derivative(term, other) == derivative(term, byte)
+        term = derivative(term, byte)
+
+
+def test_bounded_repeat_counts():
+    term = repeat(literal(b"ab"), 2, 3)
+    assert [matches(term, b"ab" * n) for n in range(5)] == [False, False, True, True, False]
+
+
+def test_recursive_thunk_balanced_parentheses():
+    def body():
+        return repeat(cat(literal(b"("), parens, literal(b")")), 0, None)
+
+    parens = thunk("parens", body)
+    for text, ok in [(b"", True), (b"()", True), (b"(())()", True), (b"(()", False), (b")(", False)]:
+        assert matches(parens, text) == ok
+
+
+def test_unguarded_recursion_is_a_clear_error():
+    loop = thunk("loop", lambda: cat(loop, literal(b"a")))
+    with pytest.raises(fsm.InvalidSpec):
+        derivative(loop, ord("a"))
+
+
+def test_constants():
+    assert nullable(EPS) and not nullable(EMPTY)
+    assert cat(EMPTY, literal(b"a")) is EMPTY
