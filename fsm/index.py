@@ -95,7 +95,7 @@ class TokenIndex:
         if not 0 <= token < self.vocabulary.size:
             return DEAD
         allowed = self._allowed[row]
-        i = int(np.searchsorted(allowed, token))
+        i = int(allowed.searchsorted(np.int32(token)))
         if i < len(allowed) and allowed[i] == token:
             return int(self._next[row][i])
         return DEAD
