@@ -14,8 +14,9 @@ from fsm.errors import (
     UnsupportedRegex,
     UnsupportedSchema,
 )
+from fsm.grammar import GrammarAutomaton
 from fsm.index import TokenIndex
-from fsm.specs import Choice, Regex
+from fsm.specs import Choice, Grammar, Regex
 from fsm.vocabulary import Vocabulary
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "TableAutomaton",
     "ConstraintTooLarge",
     "FsmError",
+    "Grammar",
+    "GrammarAutomaton",
     "IndexCache",
     "InvalidSpec",
     "InvalidVocabulary",

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from fsm.errors import InvalidSpec
+from fsm.grammar import GrammarAutomaton
 from fsm.regex import regex_term
 from fsm.terms import Term, alt, literal
 
@@ -62,3 +63,28 @@ class Choice:
     def term(self) -> Term:
         # The union of literals is a trie once explored: shared prefixes share states.
         return alt(*(literal(option.encode()) for option in self.options))
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Text in the language of a lark grammar, parsed LALR(1) from rule ``start``.
+
+    Terminals are regexes or strings (flags included); ``%ignore`` terminals may appear
+    between any two terminals. See ``fsm.grammar`` for how lexing ambiguity is handled.
+    """
+
+    lark_text: str
+    start: str = "start"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lark_text, str) or not isinstance(self.start, str):
+            raise InvalidSpec("Grammar takes the lark grammar text and a start rule name (str)")
+
+    @property
+    def fingerprint(self) -> str:
+        return _fingerprint("grammar", [self.lark_text, self.start])
+
+    def automaton(self, *, max_states: int = 200_000) -> GrammarAutomaton:
+        """The lazily built byte automaton (raises ``InvalidSpec`` for a grammar lark
+        rejects or one that is not LALR(1))."""
+        return GrammarAutomaton(self, max_states=max_states)
