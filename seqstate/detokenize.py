@@ -1,0 +1,194 @@
+"""Incremental detokenizer: token ids in, text chunks out, one token at a time.
+
+Usable without a model: it is built from the bytes of each token id (e.g.
+`fsm.Vocabulary.token_bytes`). It never emits a broken character (partial UTF-8 bytes
+are held until the character completes; invalid bytes become U+FFFD exactly as
+`bytes.decode("utf-8", "replace")` and the tokenizers' lossy decoders do), never emits
+text that could still turn out to begin a stop string, and reports where a stop string
+matched so the caller can cut the state at exactly that character. Chunks are final:
+nothing emitted is ever taken back.
+
+Style: `Detokenizer` is a frozen configuration and `DetokState` a frozen value;
+`feed(state, token_id)` returns `(new_state, chunk)`, so decode loops can keep one state
+per row, fork it, or roll it back for free.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from seqstate.errors import DetokenizerFinished, UnknownTokenId
+
+
+@dataclass(frozen=True)
+class StopMatch:
+    """A stop string found in the decoded text at characters `[start, end)`."""
+
+    stop: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What one `feed` (or `finish`) produced.
+
+    `text` may be shown at once. `decoded_chars` is the length of all text decoded so far,
+    held-back text included: it is the character offset where this token ends, which is
+    what a row records per token. `clean` is false while bytes of an unfinished
+    character are held (the token ends inside a character)."""
+
+    text: str
+    decoded_chars: int
+    clean: bool
+    stop: StopMatch | None = None
+
+
+@dataclass(frozen=True)
+class DetokState:
+    """Immutable progress of one decoded sequence."""
+
+    held_bytes: bytes = b""
+    held_text: str = ""
+    decoded_chars: int = 0
+    at_start: bool = True
+    stop: StopMatch | None = None
+    finished: bool = False
+
+
+def _utf8_prefix(data: bytes, final: bool) -> tuple[str, bytes]:
+    """Decode as much of `data` as is certain; return the text and the bytes held back."""
+    text, consumed = codecs.utf_8_decode(data, "replace", final)
+    return text, data[consumed:]
+
+
+def _longest_stop_prefix_suffix(text: str, stops: Sequence[str]) -> int:
+    """Length of the longest suffix of `text` that is a proper prefix of some stop string."""
+    best = 0
+    for stop in stops:
+        for k in range(min(len(stop) - 1, len(text)), best, -1):
+            if text.endswith(stop[:k]):
+                best = k
+                break
+    return best
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
+    """Earliest occurrence of any stop string in `text` (the longer one on a tie)."""
+    found: tuple[int, str] | None = None
+    for stop in stops:
+        at = text.find(stop)
+        if at >= 0 and (found is None or (at, -len(stop)) < (found[0], -len(found[1]))):
+            found = (at, stop)
+    return found
+
+
+@dataclass(frozen=True)
+class Detokenizer:
+    """Decoding rules for one vocabulary.
+
+    `token_bytes[i]` is the exact byte string of token `i` (`None`: a special token that
+    decodes to nothing). `strip_leading_space` drops one space at the very start of the
+    decoded text, as SentencePiece decoders do for their dummy prefix. `stop_strings`
+    end the sequence where the first of them appears."""
+
+    token_bytes: Sequence[bytes | None]
+    stop_strings: tuple[str, ...] = ()
+    strip_leading_space: bool = False
+    _stops: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "token_bytes", tuple(self.token_bytes))
+        object.__setattr__(self, "_stops", tuple(s for s in self.stop_strings if s))
+
+    def start(self) -> DetokState:
+        """The state before any token."""
+        return DetokState()
+
+    def feed(self, state: DetokState, token_id: int) -> tuple[DetokState, Chunk]:
+        """Decode one more token."""
+        if state.finished or state.stop is not None:
+            raise DetokenizerFinished("this sequence already stopped or was finished")
+        data = self._bytes_of(token_id)
+        text, held = _utf8_prefix(state.held_bytes + data, final=False)
+        return self._advance(state, text, held, finished=False)
+
+    def finish(self, state: DetokState) -> tuple[DetokState, Chunk]:
+        """End the sequence: flush held bytes (as U+FFFD) and held-back text."""
+        if state.finished:
+            raise DetokenizerFinished("this sequence was already finished")
+        if state.stop is not None:
+            done = replace(state, finished=True)
+            return done, Chunk("", state.decoded_chars, True, state.stop)
+        text, _ = _utf8_prefix(state.held_bytes, final=True)
+        return self._advance(state, text, b"", finished=True)
+
+    def _bytes_of(self, token_id: int) -> bytes:
+        if not 0 <= token_id < len(self.token_bytes):
+            raise UnknownTokenId(
+                f"token id {token_id} is outside the vocabulary of {len(self.token_bytes)} ids"
+            )
+        return self.token_bytes[token_id] or b""
+
+    def _advance(
+        self, state: DetokState, text: str, held: bytes, *, finished: bool
+    ) -> tuple[DetokState, Chunk]:
+        at_start = state.at_start
+        if at_start and text:
+            if self.strip_leading_space and text.startswith(" "):
+                text = text[1:]
+            at_start = not text
+        decoded = state.decoded_chars + len(text)
+        buffer = state.held_text + text
+        buffer_start = decoded - len(buffer)
+        found = _first_stop(buffer, self._stops)
+        if found is not None:
+            at, stop = found
+            match = StopMatch(stop, buffer_start + at, buffer_start + at + len(stop))
+            new_state = DetokState(held, "", decoded, at_start, match, finished)
+            return new_state, Chunk(buffer[:at], decoded, not held, match)
+        keep = 0 if finished else _longest_stop_prefix_suffix(buffer, self._stops)
+        emitted, kept = buffer[: len(buffer) - keep], buffer[len(buffer) - keep :]
+        new_state = DetokState(held, kept, decoded, at_start, None, finished)
+        return new_state, Chunk(emitted, decoded, not held)
+
+
+@dataclass(frozen=True, eq=False)
+class Decoded:
+    """Text of a run of tokens with, per token, the character offset where it ends and
+    whether it ends on a character boundary (read-only arrays)."""
+
+    text: str
+    token_ends: np.ndarray
+    token_clean: np.ndarray
+
+
+def decode_tokens(detokenizer: Detokenizer, token_ids: Iterable[int]) -> Decoded:
+    """Decode a whole run with `detokenizer` (its stop strings are ignored) and flush it.
+
+    Bytes still held at the end become U+FFFD and belong to the last token, exactly as a
+    one-shot `bytes.decode(..., "replace")` of the run would give."""
+    plain = replace(detokenizer, stop_strings=()) if detokenizer.stop_strings else detokenizer
+    current = plain.start()
+    pieces: list[str] = []
+    ends: list[int] = []
+    clean: list[bool] = []
+    for token_id in token_ids:
+        current, chunk = plain.feed(current, int(token_id))
+        pieces.append(chunk.text)
+        ends.append(chunk.decoded_chars)
+        clean.append(chunk.clean)
+    current, tail = plain.finish(current)
+    pieces.append(tail.text)
+    if ends:
+        ends[-1] = tail.decoded_chars
+        clean[-1] = True
+    token_ends = np.asarray(ends, dtype=np.int64)
+    token_clean = np.asarray(clean, dtype=bool)
+    token_ends.flags.writeable = False
+    token_clean.flags.writeable = False
+    return Decoded("".join(pieces), token_ends, token_clean)

@@ -1,0 +1,53 @@
+"""`Engine`: what a state needs from the model it belongs to (implemented by backends).
+
+A state keeps a shared reference to its engine; combining states of two engines is an
+`EngineMismatch`. `seqstate` calls `encode` (to settle pending text that is followed by
+tokens) and reads `vocabulary.token_bytes` (to decode ids); `generate` is called by
+generators, never by the algebra itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from seqstate.state import SequenceState
+
+
+@runtime_checkable
+class VocabularyLike(Protocol):
+    """The part of `fsm.Vocabulary` seqstate reads."""
+
+    @property
+    def token_bytes(self) -> Sequence[bytes | None]:
+        """Exact bytes of each token id; `None` for special tokens that are not text."""
+        ...
+
+    @property
+    def eos_ids(self) -> Collection[int]:
+        """End-of-generation token ids."""
+        ...
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A model as the state algebra sees it."""
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer (duck-typed; seqstate never imports transformers)."""
+        ...
+
+    @property
+    def vocabulary(self) -> VocabularyLike:
+        """Token bytes and end ids of the model's vocabulary."""
+        ...
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text`, without special tokens."""
+        ...
+
+    def generate(self, state: SequenceState, generator: Any) -> SequenceState:
+        """Run `generator` on every row of `state`; returns the extended state."""
+        ...

@@ -1,0 +1,59 @@
+"""Typed errors of the state algebra; every one derives from `SeqStateError`.
+
+Each also derives from the matching builtin (`IndexError`, `TypeError`, ...) so code
+written against plain Python containers keeps working. Operations raise before they
+build anything, so an error never leaves an operand modified (they are immutable).
+"""
+
+from __future__ import annotations
+
+
+class SeqStateError(Exception):
+    """Base class of every error raised by `seqstate`."""
+
+
+class StateIndexError(SeqStateError, IndexError):
+    """An index is out of range, of the wrong type, or selects no rows."""
+
+
+class ShapeMismatch(SeqStateError, ValueError):
+    """Two shapes cannot be broadcast or stacked together."""
+
+
+class IncompatibleOperand(SeqStateError, TypeError):
+    """An operand of `+` (or of a constructor) has a type the algebra does not accept."""
+
+
+class EngineMismatch(SeqStateError, ValueError):
+    """States built on two different engines (models) were combined."""
+
+
+class MissingCapture(SeqStateError, KeyError):
+    """A capture name was read that no row of the state recorded."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class CaptureParseError(SeqStateError, ValueError):
+    """A capture's parser (json, pydantic, ...) rejected the captured text."""
+
+
+class NotScalarState(SeqStateError, ValueError):
+    """An operation that needs a 1x1 state (such as `str(s)`) got a larger one."""
+
+
+class InvalidSegment(SeqStateError, ValueError):
+    """Arrays or offsets given to build a segment or row disagree with each other."""
+
+
+class TokenizationMismatch(SeqStateError, ValueError):
+    """New token ids do not decode to exactly the text they are meant to replace."""
+
+
+class DetokenizerFinished(SeqStateError, RuntimeError):
+    """A token was fed to a detokenizer state that already stopped or was finished."""
+
+
+class UnknownTokenId(SeqStateError, ValueError):
+    """A token id is outside the vocabulary the detokenizer was built from."""

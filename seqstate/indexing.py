@@ -1,0 +1,91 @@
+"""Pure helpers for shapes and indices over `(batch, samples)` grids of rows."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from seqstate.errors import ShapeMismatch, StateIndexError
+
+Shape = tuple[int, int]
+
+
+def broadcast_shapes(left: Shape, right: Shape) -> Shape:
+    """numpy broadcasting of two 2-d shapes: each axis equal, or 1 on one side."""
+    result = []
+    for axis, (a, b) in enumerate(zip(left, right)):
+        if a != b and 1 not in (a, b):
+            name = ("batch", "samples")[axis]
+            raise ShapeMismatch(
+                f"cannot broadcast shapes {left} and {right}: {name} sizes {a} and {b} differ "
+                "and neither is 1"
+            )
+        result.append(max(a, b))
+    return (result[0], result[1])
+
+
+def broadcast_cells(shape: Shape, target: Shape) -> list[int]:
+    """Flat (row-major) index into a `shape` grid for each cell of the `target` grid."""
+    rows, cols = shape
+    return [
+        (b if rows > 1 else 0) * cols + (k if cols > 1 else 0)
+        for b in range(target[0])
+        for k in range(target[1])
+    ]
+
+
+def expand_key(key: Any) -> tuple[Any, Any, Any]:
+    """`(batch, samples, text)` parts of an index; `Ellipsis` and missing parts select all
+    (`None` for the text part means "keep the text whole")."""
+    parts = list(key) if isinstance(key, tuple) else [key]
+    ellipses = sum(part is Ellipsis for part in parts)
+    if ellipses > 1:
+        raise StateIndexError("an index can hold at most one '...'")
+    explicit = len(parts) - ellipses
+    if explicit > 3:
+        raise StateIndexError(f"too many indices ({explicit}): batch, samples, characters")
+    if ellipses:
+        at = next(i for i, part in enumerate(parts) if part is Ellipsis)
+        parts[at : at + 1] = [slice(None)] * (3 - explicit)
+    text = parts[2] if len(parts) == 3 else None
+    while len(parts) < 2:
+        parts.append(slice(None))
+    return parts[0], parts[1], text
+
+
+def select(size: int, index: Any, axis: str) -> list[int]:
+    """Positions along one axis of length `size` chosen by an int or a slice."""
+    if isinstance(index, slice):
+        chosen = list(range(*index.indices(size)))
+        if not chosen:
+            raise StateIndexError(f"{axis} slice {index} selects no rows of {size}")
+        return chosen
+    try:
+        position = operator.index(index)
+    except TypeError:
+        raise StateIndexError(
+            f"{axis} index must be an int or a slice, not {type(index).__name__}"
+        ) from None
+    if not -size <= position < size:
+        raise StateIndexError(f"{axis} index {position} is out of range for size {size}")
+    return [position % size]
+
+
+def resolve_range(index: Any, length: int, unit: str) -> tuple[int, int]:
+    """`[start, stop)` of an int or a step-1 slice over `length` items (Python rules:
+    negative indices count from the end, slices clamp, an int must be in range)."""
+    if isinstance(index, slice):
+        if index.step not in (None, 1):
+            raise StateIndexError(f"{unit} slices take no step (got {index.step})")
+        start, stop, _ = index.indices(length)
+        return start, max(start, stop)
+    try:
+        position = operator.index(index)
+    except TypeError:
+        raise StateIndexError(
+            f"{unit} index must be an int or a slice, not {type(index).__name__}"
+        ) from None
+    if not -length <= position < length:
+        raise StateIndexError(f"{unit} index {position} is out of range for length {length}")
+    position %= length
+    return position, position + 1
