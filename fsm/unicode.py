@@ -137,7 +137,7 @@ def json_string_term(ranges: Ranges) -> Term:
     escaped = [
         literal(json_escape(cp).encode())
         for lo, hi in ranges
-        for cp in range(lo, hi + 1)
+        for cp in range(lo, min(hi, ord("\\")) + 1)  # the specials are all <= "\\"
         if cp < 0x20 or cp in (ord('"'), ord("\\"))
     ]
     return alt(utf8_term(plain), *escaped)
