@@ -1,0 +1,145 @@
+"""``Model``: a transformers causal LM as a seqstate engine, and ``load_model``.
+
+A ``Model`` owns everything with a lifetime tied to the weights: the runner and its KV
+block pool, the vocabulary seen by the constraint compiler, and the cache of compiled
+token indexes. Calling it on text gives a ``SequenceState``; generators extend states
+through ``generate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import torch
+
+import fsm
+from backends.loading import ModelSourceError, load_default_hf, load_hf
+from backends.runner import SUPPORTED_ATTENTION, ModelRunner
+from seqstate.state import SequenceState
+
+Message = Mapping[str, str]
+
+
+class Model:
+    """A transformers causal LM with a paged KV pool, usable as ``model("prompt")``."""
+
+    def __init__(self, hf_model: Any, tokenizer: Any, *, block_size: int = 16) -> None:
+        self.hf_model = hf_model.eval()
+        self.tokenizer = tokenizer
+        self.runner = ModelRunner(self.hf_model, block_size=block_size)
+        eos = _end_of_generation_ids(hf_model, tokenizer)
+        self.vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer, size=self.runner.vocab_size, eos_ids=eos)
+        self.indexes = fsm.IndexCache()
+
+    # ------------------------------------------------------------ the Engine protocol
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def generate(self, state: SequenceState, generator: Any) -> SequenceState:
+        from backends.generation import generate
+
+        return generate(self, state, generator)
+
+    # ------------------------------------------------------------------ user API
+
+    def __call__(self, prompts: str | Sequence[str]) -> SequenceState:
+        """A state from text: one row for a string, a ``(len, 1)`` batch for a list."""
+        texts = [prompts] if isinstance(prompts, str) else list(prompts)
+        return SequenceState.from_text(self, texts)
+
+    def chat(
+        self,
+        messages: Sequence[Message] | Sequence[Sequence[Message]],
+        *,
+        add_generation_prompt: bool = True,
+    ) -> SequenceState:
+        """A state from one conversation (or a list of them), via the chat template."""
+        conversations = [messages] if messages and isinstance(messages[0], Mapping) else messages
+        texts = [
+            self.tokenizer.apply_chat_template(
+                list(conv), tokenize=False, add_generation_prompt=add_generation_prompt
+            )
+            for conv in conversations
+        ]
+        return SequenceState.from_text(self, texts)
+
+    def stream(self, state: SequenceState, generator: Any) -> Iterator[list[list[str]]]:
+        """Run ``generator`` on ``state`` and yield text chunks per row as they settle."""
+        from backends.generation import stream
+
+        return stream(self, state, generator)
+
+    def index(self, spec: Any) -> fsm.TokenIndex:
+        """The token index of a constraint spec, compiled once per model."""
+        return fsm.compile(spec, self.vocabulary, cache=self.indexes)
+
+    def kv_stats(self) -> dict[str, int]:
+        """KV pool figures: block_size, blocks_used, blocks_total, tokens_computed, tokens_reused."""
+        return self.runner.kv_stats()
+
+    @property
+    def device(self) -> torch.device:
+        return self.runner.device
+
+    def __repr__(self) -> str:
+        name = getattr(self.hf_model.config, "_name_or_path", "") or type(self.hf_model).__name__
+        return f"Model({name!r}, device={self.device}, dtype={self.runner.dtype})"
+
+
+def _end_of_generation_ids(hf_model: Any, tokenizer: Any) -> set[int]:
+    """EOS ids from the tokenizer and the generation config (which may list several)."""
+    ids: set[int] = set()
+    for source in (tokenizer.eos_token_id, getattr(hf_model.generation_config, "eos_token_id", None)):
+        if source is None:
+            continue
+        ids.update(source if isinstance(source, list | tuple | set) else [source])
+    return ids
+
+
+def _pick_device(device: str | torch.device | None) -> torch.device:
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def _pick_dtype(dtype: torch.dtype | str | None, device: torch.device) -> torch.dtype:
+    if dtype is None:
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if isinstance(dtype, str):
+        resolved = getattr(torch, dtype, None)
+        if not isinstance(resolved, torch.dtype):
+            raise ModelSourceError(f"unknown dtype {dtype!r}; use e.g. 'float32' or 'bfloat16'")
+        return resolved
+    return dtype
+
+
+def load_model(
+    source: str | tuple[Any, Any] | None = None,
+    *,
+    device: str | torch.device | None = None,
+    dtype: torch.dtype | str | None = None,
+    block_size: int = 16,
+) -> Model:
+    """Load a model: ``None`` = the embedded SmolLM2-135M-Instruct, a transformers model id
+    or local directory, or an already built ``(model, tokenizer)`` pair. ``device=None``
+    picks CUDA when available, else CPU."""
+    target = _pick_device(device)
+    wanted = _pick_dtype(dtype, target)
+    if source is None:
+        hf_model, tokenizer = load_default_hf(wanted)
+    elif isinstance(source, tuple) and len(source) == 2:
+        hf_model, tokenizer = source
+    elif isinstance(source, str):
+        hf_model, tokenizer = load_hf(source, wanted)
+    else:
+        raise ModelSourceError(
+            f"cannot load a model from {type(source).__name__}; pass None (the default model), "
+            "a model id or directory, or a (model, tokenizer) pair"
+        )
+    attention = hf_model.config.get_text_config()._attn_implementation
+    if attention not in SUPPORTED_ATTENTION:
+        hf_model.set_attn_implementation("sdpa")
+    hf_model = hf_model.to(device=target, dtype=wanted)
+    return Model(hf_model, tokenizer, block_size=block_size)

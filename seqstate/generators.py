@@ -1,0 +1,179 @@
+"""Generators: pure data describing one generated span, callable on a state.
+
+``state + generator`` (or ``generator(state)``) asks the state's engine to extend every
+row with a span produced under the generator's constraint and sampler. Generators are
+frozen and hashable; building one compiles nothing (the engine compiles and caches the
+constraint's token index on first use).
+"""
+
+from __future__ import annotations
+
+import json as _json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from seqstate.errors import SeqStateError
+from seqstate.generator import Generator
+from seqstate.hooks import Hook
+from seqstate.samplers import Greedy, SamplerSpec
+
+if TYPE_CHECKING:
+    from seqstate.state import SequenceState
+
+DEFAULT_MAX_TOKENS = 256
+
+
+class InvalidGenerator(SeqStateError, ValueError):
+    """A generator was built with arguments that cannot work."""
+
+
+@dataclass(frozen=True)
+class SpanGenerator(Generator):
+    """One span to generate: constraint (``None`` = free text), sampler and limits."""
+
+    kind: str  # "gen" | "regex" | "json" | "choice" | "grammar", for display
+    constraint: Any = None  # an fsm spec: Regex, Choice, JsonSchema, Grammar
+    sampler: SamplerSpec = field(default_factory=Greedy)
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    stop: tuple[str, ...] = ()
+    name: str | None = None
+    hooks: tuple[Hook, ...] = ()
+    banned: tuple[str, ...] = ()
+    heal: bool = True
+    parse: Callable[[str], Any] | None = None  # turns the captured text into a value
+    max_retries: int = 32  # bound on resamples and backtracks per row
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise InvalidGenerator("max_tokens must be >= 1")
+        if any(not s for s in self.stop) or any(not s for s in self.banned):
+            raise InvalidGenerator("stop and banned strings must be non-empty")
+
+    def __call__(self, state: SequenceState) -> SequenceState:
+        return state.engine.generate(state, self)
+
+
+def _common(
+    sampler: SamplerSpec | None,
+    max_tokens: int | None,
+    stop: str | Iterable[str] | None,
+    name: str | None,
+    hooks: Iterable[Hook] | None,
+    banned: str | Iterable[str] | None,
+    heal: bool,
+) -> dict[str, Any]:
+    def strings(value: str | Iterable[str] | None) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else tuple(value)
+
+    return {
+        "sampler": sampler or Greedy(),
+        "max_tokens": DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+        "stop": strings(stop),
+        "name": name,
+        "hooks": tuple(hooks or ()),
+        "banned": strings(banned),
+        "heal": heal,
+    }
+
+
+def gen(
+    *,
+    max_tokens: int | None = None,
+    stop: str | Iterable[str] | None = None,
+    name: str | None = None,
+    sampler: SamplerSpec | None = None,
+    hooks: Iterable[Hook] | None = None,
+    banned: str | Iterable[str] | None = None,
+    heal: bool = True,
+) -> SpanGenerator:
+    """Free text until end-of-generation, a stop string or ``max_tokens``."""
+    return SpanGenerator("gen", None, **_common(sampler, max_tokens, stop, name, hooks, banned, heal))
+
+
+def regex(
+    pattern: str,
+    *,
+    max_tokens: int | None = None,
+    stop: str | Iterable[str] | None = None,
+    name: str | None = None,
+    sampler: SamplerSpec | None = None,
+    hooks: Iterable[Hook] | None = None,
+    banned: str | Iterable[str] | None = None,
+    heal: bool = True,
+) -> SpanGenerator:
+    """Text that fully matches ``pattern``."""
+    from fsm.specs import Regex
+
+    return SpanGenerator(
+        "regex", Regex(pattern), **_common(sampler, max_tokens, stop, name, hooks, banned, heal)
+    )
+
+
+def choice(
+    options: Iterable[str],
+    *,
+    name: str | None = None,
+    sampler: SamplerSpec | None = None,
+    hooks: Iterable[Hook] | None = None,
+    heal: bool = True,
+) -> SpanGenerator:
+    """Exactly one of ``options`` (literal strings)."""
+    from fsm.specs import Choice
+
+    return SpanGenerator(
+        "choice", Choice(list(options)), **_common(sampler, None, None, name, hooks, None, heal)
+    )
+
+
+def json(
+    schema: Any,
+    *,
+    max_tokens: int | None = None,
+    name: str | None = None,
+    sampler: SamplerSpec | None = None,
+    hooks: Iterable[Hook] | None = None,
+    heal: bool = True,
+    whitespace_max: int | None = None,
+) -> SpanGenerator:
+    """A JSON value valid under ``schema``: a dict, a JSON string, a pydantic model or a
+    Python type. The capture parses to a pydantic instance for models, else to the
+    decoded JSON value."""
+    from fsm.specs import JsonSchema
+
+    spec = JsonSchema(schema) if whitespace_max is None else JsonSchema(schema, whitespace_max=whitespace_max)
+    return SpanGenerator(
+        "json",
+        spec,
+        parse=_json_parser(schema),
+        **_common(sampler, max_tokens, None, name, hooks, None, heal),
+    )
+
+
+def _json_parser(schema: Any) -> Callable[[str], Any]:
+    validate_json = getattr(schema, "model_validate_json", None)
+    if callable(validate_json):
+        return validate_json
+    return _json.loads
+
+
+def grammar(
+    lark_text: str,
+    *,
+    start: str = "start",
+    max_tokens: int | None = None,
+    name: str | None = None,
+    sampler: SamplerSpec | None = None,
+    hooks: Iterable[Hook] | None = None,
+    heal: bool = True,
+) -> SpanGenerator:
+    """Text in the language of a lark grammar (LALR(1))."""
+    from fsm.specs import Grammar
+
+    return SpanGenerator(
+        "grammar",
+        Grammar(lark_text, start=start),
+        **_common(sampler, max_tokens, None, name, hooks, None, heal),
+    )
