@@ -111,7 +111,7 @@ def order_by_token(tokens, states, vocab_size):
 
 def order_by_token_py(tokens, states, vocab_size):
     """Plain-Python twin of ``order_by_token``."""
-    pairs = sorted(zip(tokens.tolist(), states.tolist()))
+    pairs = sorted(zip(tokens.tolist(), states.tolist(), strict=True))
     return (
         np.asarray([t for t, _ in pairs], np.int32),
         np.asarray([s for _, s in pairs], np.int32),

@@ -37,9 +37,7 @@ class TokenTrie:
         return int(self.depths.max())
 
     @classmethod
-    def build(
-        cls, token_bytes: Sequence[bytes | None], exclude: Collection[int] = ()
-    ) -> TokenTrie:
+    def build(cls, token_bytes: Sequence[bytes | None], exclude: Collection[int] = ()) -> TokenTrie:
         """The trie of every non-empty token not in ``exclude`` (``None`` is skipped)."""
         entries = sorted(
             (data, token_id)

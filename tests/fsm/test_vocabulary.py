@@ -186,7 +186,7 @@ def _node_strings(trie: TokenTrie) -> list[bytes]:
     """Byte string of every node, rebuilt from the preorder labels and depths."""
     path: list[int] = []
     strings = []
-    for label, depth in zip(trie.labels.tolist(), trie.depths.tolist()):
+    for label, depth in zip(trie.labels.tolist(), trie.depths.tolist(), strict=True):
         del path[max(depth - 1, 0) :]
         if depth:
             path.append(label)

@@ -1,0 +1,385 @@
+"""Token index: kernels against their twins and a brute-force oracle, the TokenIndex
+API on small hand-made automata, laziness, caps, and real rows on SmolLM2's vocabulary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fsm import DEAD, ConstraintTooLarge, FsmError, TableAutomaton, TokenIndex, Vocabulary
+from fsm.token_index import (
+    order_by_token,
+    order_by_token_py,
+    pack_bitmask,
+    pack_bitmask_py,
+    walk_trie,
+    walk_trie_py,
+)
+from fsm.trie import TokenTrie
+
+ALPHABET = b"abc"
+
+# ------------------------------------------------------------------- helpers
+
+
+def table_automaton(edges: dict[int, dict[bytes, int]], finals: set[int]) -> TableAutomaton:
+    """A table automaton from ``{state: {bytes_of_same_target: target}}``."""
+    count = 1 + max([*edges, *finals, *(t for row in edges.values() for t in row.values())])
+    table = np.full((count, 256), DEAD, np.int32)
+    for state, row in edges.items():
+        for chars, target in row.items():
+            table[state, list(chars)] = target
+    return TableAutomaton(table, np.isin(np.arange(count), list(finals)))
+
+
+DIGITS = b"0123456789"
+# digits+ : 0 -digit-> 1 (final) -digit-> 1
+DIGITS_AUTOMATON = table_automaton({0: {DIGITS: 1}, 1: {DIGITS: 1}}, {1})
+# abc|abd
+ABC_ABD = table_automaton({0: {b"a": 1}, 1: {b"b": 2}, 2: {b"cd": 3}}, {3})
+
+
+def walk_bytes(table: np.ndarray, state: int, data: bytes) -> int:
+    """Oracle: the state after ``data`` in a full table, DEAD if it dies."""
+    for byte in data:
+        state = int(table[state, byte])
+        if state == DEAD:
+            return DEAD
+    return state
+
+
+def oracle_row(automaton: TableAutomaton, vocab: Vocabulary, state: int):
+    """Oracle: ``{token: next state}`` for ``state``, end ids included when final."""
+    row = {}
+    for token, data in enumerate(vocab.token_bytes):
+        if token in vocab.eos_ids:
+            if automaton.finals[state]:
+                row[token] = state
+        elif data:
+            end = walk_bytes(automaton.table, state, data)
+            if end != DEAD:
+                row[token] = end
+    return row
+
+
+def trie_args(trie: TokenTrie):
+    return trie.labels, trie.depths, trie.ends, trie.token_starts, trie.token_ids
+
+
+# ---------------------------------------------------------------- strategies
+
+
+@st.composite
+def automata(draw, max_states: int = 6) -> TableAutomaton:
+    """Random table automata over ``ALPHABET`` (other bytes dead)."""
+    count = draw(st.integers(1, max_states))
+    table = np.full((count, 256), DEAD, np.int32)
+    for state in range(count):
+        for byte in ALPHABET:
+            table[state, byte] = draw(st.integers(DEAD, count - 1))
+    finals = np.asarray(draw(st.lists(st.booleans(), min_size=count, max_size=count)))
+    return TableAutomaton(table, finals)
+
+
+@st.composite
+def vocabularies(draw) -> Vocabulary:
+    """Small vocabularies over ``ALPHABET``, with holes, duplicates and extra width."""
+    tokens = draw(
+        st.lists(st.one_of(st.none(), st.binary(min_size=1, max_size=4)), min_size=1, max_size=25)
+    )
+    tokens = [None if t is None else bytes(ALPHABET[b % 3] for b in t) for t in tokens]
+    eos = draw(st.sets(st.integers(0, len(tokens) - 1), min_size=1, max_size=2))
+    extra = draw(st.integers(0, 40))
+    return Vocabulary.from_raw(tokens, eos_ids=eos, size=len(tokens) + extra)
+
+
+# ------------------------------------------------------------- kernels vs twins
+
+
+@settings(max_examples=200, deadline=None)
+@given(automata(), vocabularies(), st.data())
+def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
+    count = automaton.num_states
+    known = data.draw(st.integers(1, count))  # rows past `known` are not in the table
+    expanded = np.asarray(data.draw(st.lists(st.booleans(), min_size=known, max_size=known)))
+    start = data.draw(st.integers(0, known - 1))
+    expanded[start] = True
+    table = np.ascontiguousarray(automaton.table[:known])
+    args = (table, expanded, start, *trie_args(vocab.trie))
+    for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
+        assert fast.dtype == slow.dtype == np.int32
+        np.testing.assert_array_equal(fast, slow)
+
+
+@settings(max_examples=200, deadline=None)
+@given(automata(), vocabularies(), st.data())
+def test_walk_trie_on_full_table_is_the_oracle(automaton, vocab, data):
+    start = data.draw(st.integers(0, automaton.num_states - 1))
+    expanded = np.ones(automaton.num_states, np.bool_)
+    tokens, ends, pending = walk_trie(automaton.table, expanded, start, *trie_args(vocab.trie))
+    assert len(pending) == 0
+    expected = {
+        t: s for t, s in oracle_row(automaton, vocab, start).items() if t not in vocab.eos_ids
+    }
+    assert dict(zip(tokens.tolist(), ends.tolist(), strict=True)) == expected
+    assert len(tokens) == len(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3000), st.data())
+def test_order_and_pack_match_twins(size, data):
+    tokens = np.asarray(
+        data.draw(st.lists(st.integers(0, size - 1), unique=True, max_size=size)), np.int32
+    )
+    states = np.asarray(
+        data.draw(st.lists(st.integers(0, 99), min_size=len(tokens), max_size=len(tokens))),
+        np.int32,
+    )
+    for fast, slow in zip(
+        order_by_token(tokens, states, size), order_by_token_py(tokens, states, size), strict=True
+    ):
+        np.testing.assert_array_equal(fast, slow)
+    words = (size + 31) // 32
+    np.testing.assert_array_equal(pack_bitmask(tokens, words), pack_bitmask_py(tokens, words))
+
+
+def test_bitmask_bit_order():
+    mask = pack_bitmask(np.asarray([0, 5, 31, 32, 63], np.int32), 2)
+    assert mask.dtype == np.int32
+    assert mask.view(np.uint32).tolist() == [1 | 1 << 5 | 1 << 31, 1 | 1 << 31]
+
+
+# --------------------------------------------------------- TokenIndex vs oracle
+
+
+def unpack(mask: np.ndarray, size: int) -> np.ndarray:
+    bits = np.unpackbits(mask.astype("<i4").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits[:size])
+
+
+@settings(max_examples=150, deadline=None)
+@given(automata(), vocabularies())
+def test_token_index_matches_oracle(automaton, vocab):
+    index = TokenIndex(automaton, vocab)
+    index.build_all()
+    for state in range(automaton.num_states):
+        try:
+            allowed = index.allowed_tokens(state)
+        except ValueError:  # not reachable from the initial state
+            continue
+        expected = oracle_row(automaton, vocab, state)
+        assert allowed.tolist() == sorted(expected)
+        assert allowed.dtype == np.int32
+        assert index.next_states(state).tolist() == [expected[t] for t in sorted(expected)]
+        assert index.is_final(state) == bool(automaton.finals[state])
+        mask = index.bitmask(state)
+        assert mask.shape == ((vocab.size + 31) // 32,)
+        assert unpack(mask, vocab.size).tolist() == sorted(expected)
+        for token in range(-1, vocab.size + 1):
+            assert index.next_state(state, token) == expected.get(token, DEAD)
+
+
+@settings(max_examples=100, deadline=None)
+@given(automata(), vocabularies())
+def test_lazy_rows_equal_eager_rows(automaton, vocab):
+    lazy = TokenIndex(automaton, vocab)
+    eager = TokenIndex(automaton, vocab, eager=True)
+    rows = eager.state_rows()
+    table = eager.bitmask_table()
+    assert table.shape == (eager.num_rows_built, (vocab.size + 31) // 32)
+    # in build order, so the lazy index has met each state before it is asked about it
+    for state in sorted(np.flatnonzero(rows >= 0).tolist(), key=lambda s: rows[s]):
+        np.testing.assert_array_equal(lazy.allowed_tokens(state), eager.allowed_tokens(state))
+        np.testing.assert_array_equal(lazy.bitmask(state), table[rows[state]])
+
+
+# ------------------------------------------------------------ hand-made cases
+
+ABC_VOCAB = Vocabulary.from_raw(
+    [b"a", b"b", b"ab", b"abc", b"abd", b"c", b"d", None, b"abcd"], eos_ids=[7], size=40
+)
+
+
+def test_abc_abd_rows():
+    index = TokenIndex(ABC_ABD, ABC_VOCAB)
+    assert index.initial_state == 0
+    assert index.allowed_tokens(0).tolist() == [0, 2, 3, 4]
+    assert index.next_states(0).tolist() == [1, 2, 3, 3]
+    assert index.allowed_tokens(2).tolist() == [5, 6]
+    assert index.allowed_tokens(3).tolist() == [7]  # final: only the end id
+    assert index.next_state(3, 7) == 3
+    assert index.next_state(0, 7) == DEAD
+    assert index.next_state(0, 8) == DEAD  # "abcd" runs past the match
+    assert index.next_state(0, 39) == DEAD and index.next_state(0, 40) == DEAD
+    assert index.is_final(3) and not index.is_final(0)
+
+
+def test_step_bytes_and_forced_bytes():
+    index = TokenIndex(ABC_ABD, ABC_VOCAB)
+    assert index.step_bytes(0, b"ab") == 2
+    assert index.step_bytes(0, b"abd") == 3
+    assert index.step_bytes(0, b"abx") == DEAD
+    assert index.step_bytes(1, b"") == 1
+    assert index.forced_bytes(0) == b"ab"
+    assert index.forced_bytes(2) == b""  # two live bytes
+    assert index.forced_bytes(3) == b""  # final
+    assert TokenIndex(DIGITS_AUTOMATON, ABC_VOCAB).forced_bytes(0) == b""
+
+
+def test_bitmask_is_read_only_and_memoised():
+    index = TokenIndex(ABC_ABD, ABC_VOCAB)
+    mask = index.bitmask(0)
+    assert mask.tolist() == [1 | 1 << 2 | 1 << 3 | 1 << 4, 0]
+    with pytest.raises(ValueError):
+        mask[0] = 0
+    with pytest.raises(ValueError):
+        index.allowed_tokens(0)[0] = 1
+    assert index.num_rows_built == 1
+    index.bitmask(0)
+    assert index.num_rows_built == 1
+
+
+def test_many_rows_survive_table_growth():
+    """Rows keep their content when the bitmask table is reallocated."""
+    count = 100
+    chain = {s: {b"a": s + 1} for s in range(count)}
+    automaton = table_automaton(chain, {count})
+    vocab = Vocabulary.from_raw([b"a", b"aa", None], eos_ids=2)
+    index = TokenIndex(automaton, vocab)
+    early = index.bitmask(0)
+    index.build_all()
+    assert index.num_rows_built == count + 1
+    assert early.tolist() == index.bitmask(0).tolist() == [0b011]
+    rows = index.state_rows()
+    assert index.bitmask_table()[rows[count]].tolist() == [0b100]
+    assert index.bitmask_table()[rows[count - 1]].tolist() == [0b001]
+
+
+def test_unknown_states_are_rejected():
+    index = TokenIndex(ABC_ABD, ABC_VOCAB)
+    for state in (-1, 4, 10**9):
+        with pytest.raises(ValueError):
+            index.allowed_tokens(state)
+    with pytest.raises(ValueError):
+        index.is_final(-1)
+
+
+class CountingAutomaton:
+    """``a{0,limit} b``, numbered as found: 0 is the start, 1 the accepting state after
+    'b', ``k + 1`` the state after k >= 1 'a's. Counts ``expand`` calls."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.calls: list[int] = []
+        self.initial = 0
+
+    def expand(self, state: int) -> tuple[np.ndarray, bool]:
+        self.calls.append(state)
+        row = np.full(256, DEAD, np.int32)
+        if state != 1:
+            row[ord("b")] = 1
+            a_count = 0 if state == 0 else state - 1
+            if a_count < self.limit:
+                row[ord("a")] = a_count + 2
+        return row, state == 1
+
+
+LAZY_VOCAB = Vocabulary.from_raw([b"a", b"aa", b"aaaa", b"b", b"ab", None], eos_ids=5)
+
+
+def test_rows_are_built_lazily():
+    automaton = CountingAutomaton(limit=1_000_000)
+    index = TokenIndex(automaton, LAZY_VOCAB)
+    assert automaton.calls == [] and index.num_rows_built == 0
+    assert index.allowed_tokens(0).tolist() == [0, 1, 2, 3, 4]
+    # only the states inside the longest token's reach (below "aaaa") were expanded
+    assert automaton.calls == [0, 2, 3, 4]  # each expanded once, the 'b' state never
+    assert index.next_state(0, 2) == 5
+    assert index.next_state(0, 4) == 1
+    assert index.num_rows_built == 1
+    assert index.allowed_tokens(5).tolist() == [0, 1, 2, 3, 4]
+    assert automaton.calls == [0, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_state_cap_raises_instead_of_hanging():
+    automaton = CountingAutomaton(limit=1_000_000)
+    index = TokenIndex(automaton, LAZY_VOCAB, max_states=500)
+    with pytest.raises(ConstraintTooLarge):
+        index.build_all()
+    with pytest.raises(ConstraintTooLarge):
+        TokenIndex(CountingAutomaton(limit=10_000), LAZY_VOCAB, max_states=100, eager=True)
+    small = TokenIndex(CountingAutomaton(limit=50), LAZY_VOCAB, eager=True)
+    assert small.num_states == 52
+    assert small.num_rows_built == 52
+
+
+def test_broken_automata_give_typed_errors():
+    class Short:
+        initial = 0
+
+        def expand(self, state):
+            return np.zeros(10, np.int32), False
+
+    with pytest.raises(FsmError):
+        TokenIndex(Short(), ABC_VOCAB).allowed_tokens(0)
+
+    cycle = table_automaton({0: {b"a": 1}, 1: {b"a": 0}}, set())  # not live: forced loop
+    with pytest.raises(FsmError):
+        TokenIndex(cycle, ABC_VOCAB).forced_bytes(0)
+
+
+# ------------------------------------------------------------------- real vocab
+
+
+@pytest.fixture(scope="module")
+def smol_vocab(smol_tokenizer) -> Vocabulary:
+    return Vocabulary.from_tokenizer(smol_tokenizer, size=49152 + 64)
+
+
+def test_digits_on_smol(smol_vocab):
+    index = TokenIndex(DIGITS_AUTOMATON, smol_vocab)
+    expected0 = oracle_row(DIGITS_AUTOMATON, smol_vocab, 0)
+    assert index.allowed_tokens(0).tolist() == sorted(expected0)
+    assert all(smol_vocab.token_bytes[t].isdigit() for t in expected0)
+    assert len(expected0) >= 10
+    allowed1 = index.allowed_tokens(1)
+    assert set(allowed1.tolist()) == set(expected0) | smol_vocab.eos_ids
+    assert index.bitmask(1).shape == ((49152 + 64 + 31) // 32,)
+
+
+def test_any_byte_on_smol_allows_every_text_token(smol_vocab):
+    anything = TableAutomaton(np.zeros((1, 256), np.int32), np.asarray([True]))
+    index = TokenIndex(anything, smol_vocab)
+    text = [i for i, b in enumerate(smol_vocab.token_bytes) if b is not None]
+    assert index.allowed_tokens(0).tolist() == sorted(set(text) | smol_vocab.eos_ids)
+    assert unpack(index.bitmask(0), smol_vocab.size).tolist() == index.allowed_tokens(0).tolist()
+    assert index.allowed_tokens(0)[-1] < 49152  # ids past the tokenizer never allowed
+
+
+def test_multibyte_characters_split_across_tokens_on_smol(smol_vocab):
+    """'é+' as bytes: tokens ending inside the two-byte character are allowed."""
+    e_acute = "é".encode()
+    automaton = table_automaton(
+        {0: {e_acute[:1]: 1}, 1: {e_acute[1:]: 2}, 2: {e_acute[:1]: 1}}, {2}
+    )
+    index = TokenIndex(automaton, smol_vocab, eager=True)
+    for state in (0, 1, 2):
+        expected = oracle_row(automaton, smol_vocab, state)
+        assert index.allowed_tokens(state).tolist() == sorted(expected)
+    half = [t for t in index.allowed_tokens(0).tolist() if index.next_state(0, t) == 1]
+    assert half and all(smol_vocab.token_bytes[t].endswith(e_acute[:1]) for t in half)
+
+
+def test_kernel_matches_twin_on_smol(smol_vocab):
+    table = np.ascontiguousarray(ABC_ABD.table)
+    anything = np.zeros((1, 256), np.int32)
+    for tbl, known in (
+        (table, [True, True, False, False]),
+        (table, [True] * 4),
+        (anything, [True]),
+    ):
+        args = (tbl, np.asarray(known), 0, *trie_args(smol_vocab.trie))
+        for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
+            np.testing.assert_array_equal(fast, slow)
