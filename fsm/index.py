@@ -15,7 +15,9 @@ Device-side decoding: ``bitmask_table()`` is every built row stacked and
 ``table[rows[states]]``. Rows are only appended, so a table copied earlier stays valid
 for the rows it holds; states met later need their rows built and the table re-copied.
 
-Not thread-safe: the index grows as it is queried.
+A state is accepted once the index has met it: the initial state, or any state
+returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
+``ValueError``. Not thread-safe: the index grows as it is queried.
 """
 
 from __future__ import annotations

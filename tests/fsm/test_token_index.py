@@ -383,3 +383,31 @@ def test_kernel_matches_twin_on_smol(smol_vocab):
         args = (tbl, np.asarray(known), 0, *trie_args(smol_vocab.trie))
         for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
             np.testing.assert_array_equal(fast, slow)
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"-?\d+(\.\d+)?", r"(true|false|null)", r"[a-zé]{2,5}", r'"[^"\\]{0,8}"']
+)
+def test_rows_of_compiled_regexes_on_smol(smol_vocab, pattern):
+    """Rows of real (lazy, derivative-based) automata against a byte-by-byte walk."""
+    from fsm import Regex
+    from fsm.compile import automaton_of
+
+    index = TokenIndex(automaton_of(Regex(pattern)), smol_vocab)
+    state = index.initial_state
+    for _ in range(3):
+        allowed = index.allowed_tokens(state)
+        expected = {
+            t: index.step_bytes(state, data)
+            for t, data in enumerate(smol_vocab.token_bytes)
+            if data is not None and t not in smol_vocab.eos_ids
+        }
+        expected = {t: s for t, s in expected.items() if s != DEAD}
+        if index.is_final(state):
+            expected.update(dict.fromkeys(smol_vocab.eos_ids, state))
+        assert allowed.tolist() == sorted(expected)
+        assert index.next_states(state).tolist() == [expected[t] for t in sorted(expected)]
+        text = [t for t in allowed.tolist() if t not in smol_vocab.eos_ids]
+        if not text:
+            break
+        state = index.next_state(state, text[len(text) // 2])
