@@ -1,0 +1,153 @@
+"""Algebraic laws of states built from the SmolLM2 tokenizer (hypothesis)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from seqstate import Detokenizer
+from tests.strategies import (
+    char_slices,
+    generated_states,
+    partial_utf8_ids,
+    states,
+    text_ids,
+    token_id_runs,
+)
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@pytest.fixture(scope="module")
+def id_runs(smol_vocabulary):
+    return token_id_runs(text_ids(smol_vocabulary), partial_utf8_ids(smol_vocabulary))
+
+
+def snapshot(state):
+    """Everything an operation could change: content and KV handles, row by row."""
+    return [(row.content_key(), row.kv, row.segments) for row in state.rows]
+
+
+def composed(outer: slice, inner: slice, length: int) -> slice:
+    start, stop, _ = outer.indices(length)
+    stop = max(start, stop)
+    inner_start, inner_stop, _ = inner.indices(stop - start)
+    return slice(start + inner_start, start + max(inner_start, inner_stop))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_prefix_of_sum_is_left_operand(engine, id_runs, data):
+    a, b = data.draw(states(engine, id_runs)), data.draw(states(engine, id_runs))
+    total = a + b
+    assert str(total) == str(a) + str(b)
+    prefix = total[..., : len(str(a))]
+    assert str(prefix) == str(a)
+    assert prefix == a
+
+
+@SETTINGS
+@given(data=st.data())
+def test_addition_is_associative(engine, id_runs, data):
+    a, b, c = (data.draw(states(engine, id_runs)) for _ in range(3))
+    left, right = (a + b) + c, a + (b + c)
+    assert left == right
+    assert hash(left) == hash(right)
+    assert left.row(0).kv is right.row(0).kv
+
+
+@SETTINGS
+@given(data=st.data(), outer=char_slices(), inner=char_slices())
+def test_slice_of_slice_is_composed_slice(engine, id_runs, data, outer, inner):
+    s = data.draw(states(engine, id_runs))
+    twice = s[..., outer][..., inner]
+    once = s[..., composed(outer, inner, len(str(s)))]
+    assert str(twice) == str(s)[outer][inner]
+    assert twice == once
+
+
+@SETTINGS
+@given(data=st.data(), outer=char_slices(12), inner=char_slices(12))
+def test_token_slice_of_token_slice_is_composed(engine, id_runs, data, outer, inner):
+    s = data.draw(states(engine, id_runs))
+    twice = s.tokens[..., outer].tokens[..., inner]
+    assert list(twice.token_ids[0][0]) == list(s.token_ids[0][0])[outer][inner]
+
+
+@SETTINGS
+@given(data=st.data(), cut=char_slices())
+def test_operations_never_change_operands(engine, id_runs, data, cut):
+    a, b = data.draw(states(engine, id_runs)), data.draw(states(engine, id_runs))
+    before_a, before_b = snapshot(a), snapshot(b)
+    _ = [a + b, b + a, a + "x", "y" + a, a[..., cut], a.tokens[..., cut], a.fork(3), a.settle()]
+    assert snapshot(a) == before_a
+    assert snapshot(b) == before_b
+
+
+@SETTINGS
+@given(data=st.data(), n=st.integers(1, 5))
+def test_fork_rows_are_equal_and_shared(engine, id_runs, data, n):
+    s = data.draw(states(engine, id_runs))
+    forked = (s + data.draw(states(engine, id_runs))).fork(n)
+    assert forked.shape == (1, n)
+    assert all(row is forked.rows[0] for row in forked.rows)
+    assert all(part == forked[0, 0] for part in forked)
+
+
+@SETTINGS
+@given(data=st.data(), cut=st.integers(0, 60))
+def test_prefix_slices_keep_a_valid_kv_prefix(engine, id_runs, data, cut):
+    from tests.seqstate.conftest import ScriptedGenerator
+
+    s = data.draw(states(engine, id_runs))
+    generated = s + ScriptedGenerator(tuple(engine.encode(" then é 日本")))
+    row = generated.row(0)
+    assert row.kv is not None and row.kv.length == row.n_tokens
+    prefix = generated[..., :cut].row(0)
+    expected = min(prefix.settled_tokens, row.kv.length)
+    assert (prefix.kv.length if prefix.kv else 0) == expected
+    assert list(prefix.token_ids[:expected]) == list(row.token_ids[:expected])
+    assert generated[..., 1:].row(0).kv is None
+
+
+@SETTINGS
+@given(data=st.data())
+def test_settle_keeps_text_and_tokenizes_inner_pending(engine, id_runs, data):
+    s = data.draw(states(engine, id_runs)) + data.draw(states(engine, id_runs))
+    settled = s.settle()
+    assert str(settled) == str(s)
+    assert settled.row(0).is_settled
+
+
+@SETTINGS
+@given(data=st.data())
+def test_segment_tokens_decode_to_their_text(engine, smol_tokenizer, id_runs, data):
+    """Character cuts keep only tokens whose bytes lie inside the cut (the rest of a cut
+    token stays as text), so each segment's ids decode to exactly its tokenized text."""
+    s = data.draw(states(engine, id_runs)) + data.draw(generated_states(engine, id_runs))
+    n = len(str(s))
+    for cut in [slice(None, c) for c in range(n + 1)] + [slice(c, None) for c in range(n + 1)]:
+        row = s[..., cut].row(0)
+        assert row.text == str(s)[cut]
+        for segment in row.segments:
+            token_text = segment.span.text[segment.lo : segment.tokens_end]
+            assert smol_tokenizer.decode(segment.token_ids) == token_text
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_detokenizer_chunks_equal_tokenizer_decode(smol_tokenizer, smol_vocabulary, data):
+    ids = data.draw(
+        token_id_runs(text_ids(smol_vocabulary), partial_utf8_ids(smol_vocabulary), 24)
+    )
+    detokenizer = Detokenizer(smol_vocabulary.token_bytes)
+    state, chunks = detokenizer.start(), []
+    for token_id in ids:
+        state, chunk = detokenizer.feed(state, token_id)
+        chunks.append(chunk.text)
+    state, last = detokenizer.finish(state)
+    chunks.append(last.text)
+    assert "".join(chunks) == smol_tokenizer.decode(ids)
