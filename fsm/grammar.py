@@ -107,6 +107,7 @@ class GrammarAutomaton:
         self._ends: dict[Stack, bool] = {}
         self._openings: dict[Stack, Lexeme] = {}
         self._moves: dict[Config, tuple[frozenset[tuple[Stack, Lexeme]], bool]] = {}
+        self._classes: dict[frozenset[Term], tuple[np.ndarray, np.ndarray]] = {}
         # Interned states.
         self._sets: list[frozenset[Config]] = []
         self._ids: dict[frozenset[Config], int] = {}
@@ -137,8 +138,9 @@ class GrammarAutomaton:
             options, accepting = self._move(config)
             branches |= options
             final = final or accepting
-        labels = _byte_classes([byte_partition(t) for _, lexeme in branches for _, t in lexeme])
-        representatives, classes = np.unique(labels, return_index=True, return_inverse=True)[1:]
+        representatives, classes = self._byte_classes(
+            frozenset(term for _, lexeme in branches for _, term in lexeme)
+        )
         targets = np.full(len(representatives), DEAD, np.int32)
         for k, byte in enumerate(representatives.tolist()):
             successor = frozenset(
@@ -201,6 +203,19 @@ class GrammarAutomaton:
             known = self._ends[stack] = accepts_end(self._table, stack)
         return known
 
+    def _byte_classes(self, terms: frozenset[Term]) -> tuple[np.ndarray, np.ndarray]:
+        """``(representatives, classes)``: one byte per class, and the class of every
+        byte, such that bytes of a class have equal derivatives in all of ``terms``."""
+        known = self._classes.get(terms)
+        if known is None:
+            partitions = list({id(p): p for p in map(byte_partition, terms)}.values())
+            labels = partitions[0].astype(np.int64) if partitions else np.zeros(256, np.int64)
+            for partition in partitions[1:]:
+                labels = np.unique(labels * 65536 + partition, return_inverse=True)[1]
+            known = np.unique(labels, return_index=True, return_inverse=True)[1:]
+            self._classes[terms] = known
+        return known
+
     def _intern(self, configs: frozenset[Config]) -> int:
         state = self._ids.get(configs)
         if state is None:
@@ -226,14 +241,3 @@ def _advance(branch: tuple[Stack, Lexeme], byte: int) -> Config | None:
             alive.append((terminal, rest))
     return (stack, tuple(alive)) if alive else None
 
-
-def _byte_classes(partitions: list[np.ndarray]) -> np.ndarray:
-    """Labels per byte refining every partition: bytes with equal labels have equal
-    derivatives in every term."""
-    distinct = list({id(p): p for p in partitions}.values())
-    if not distinct:
-        return np.zeros(256, np.int64)
-    labels = distinct[0].astype(np.int64)
-    for partition in distinct[1:]:
-        labels = np.unique(labels * 65536 + partition, return_inverse=True)[1]
-    return labels
