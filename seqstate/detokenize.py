@@ -141,7 +141,7 @@ class Detokenizer:
         if at_start and text:
             if self.strip_leading_space and text.startswith(" "):
                 text = text[1:]
-            at_start = not text
+            at_start = False
         decoded = state.decoded_chars + len(text)
         buffer = state.held_text + text
         buffer_start = decoded - len(buffer)
