@@ -1,0 +1,26 @@
+"""JSON Schema (draft 4 to 2020-12) and Python types to byte terms.
+
+``schema_term(schema)`` is the entry point; ``fsm.JsonSchema`` is the spec that wraps
+it. See ``docs/json_schema.md`` for the supported keywords and the documented bounds.
+"""
+
+from __future__ import annotations
+
+from fsm.json_schema.compile import SchemaCompiler, matches
+from fsm.terms import Term
+
+DEFAULT_WHITESPACE_MAX = 8
+"""Whitespace bytes allowed at each place JSON allows whitespace, by default."""
+
+
+def schema_term(schema: object, *, whitespace_max: int = DEFAULT_WHITESPACE_MAX, strict: bool = True) -> Term:
+    """The byte strings that are JSON texts of instances of ``schema``.
+
+    ``whitespace_max`` bounds each run of whitespace between tokens (no whitespace
+    before or after the value); ``strict=False`` ignores unsupported keywords with a
+    warning instead of raising ``fsm.UnsupportedSchema``.
+    """
+    return SchemaCompiler(schema, whitespace_max=whitespace_max, strict=strict).root_term()
+
+
+__all__ = ["DEFAULT_WHITESPACE_MAX", "SchemaCompiler", "matches", "schema_term"]

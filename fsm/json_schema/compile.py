@@ -1,0 +1,510 @@
+"""JSON Schema to byte term: one ``SchemaCompiler`` per root schema.
+
+Each schema node (addressed by its JSON pointer) compiles once to the union, over the
+JSON types it allows, of the term each type gets from the keywords that apply to it,
+intersected with its applicators (``$ref``, ``allOf``, ``anyOf``, ``oneOf``, ``not``,
+``if``/``then``/``else``, dependent schemas) and its ``const``/``enum``. Objects and
+arrays are lazily expanded bodies, so recursion through ``$ref`` is exact: a
+reference to a node still being compiled becomes a thunk, which is sound because an
+object member or array item lies between (recursion that consumes no input raises
+``UnsupportedSchema("$ref")``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+
+from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
+from fsm.json_schema.arrays import ArrayShape, array_term
+from fsm.json_schema.json_text import (
+    ANY_STRING,
+    BOOLEAN,
+    INTEGER_LITERAL,
+    INTEGRAL_NUMBER,
+    JSON_CHAR,
+    NULL,
+    NUMBER,
+    any_array,
+    any_object,
+    any_value,
+    encode_string,
+    string_except,
+    string_of,
+    whitespace,
+)
+from fsm.json_schema.keywords import KEYWORDS_OF_TYPE, REFUSED, TYPES
+from fsm.json_schema.numbers import NumberChecker
+from fsm.json_schema.objects import ObjectShape, member, object_term
+from fsm.json_schema.refs import RefResolver, draft_of, escape_token
+from fsm.json_schema.strings import pattern_content, string_term
+from fsm.json_schema.values import json_equal, value_term
+from fsm.terms import (
+    EMPTY,
+    Term,
+    alt,
+    cat,
+    checked,
+    complement,
+    derivative,
+    first_bytes,
+    intersect,
+    literal,
+    nullable,
+    star,
+    thunk,
+)
+
+_APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
+
+
+def matches(term: Term, data: bytes) -> bool:
+    """Whether ``term`` accepts exactly ``data``."""
+    for byte in data:
+        term = derivative(term, byte)
+        if term is EMPTY:
+            return False
+    return nullable(term)
+
+
+def _number(value: object) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+class SchemaCompiler:
+    """Compiles the nodes of one root schema to terms, each once."""
+
+    def __init__(self, schema: object, *, whitespace_max: int, strict: bool) -> None:
+        if not isinstance(schema, dict | bool):
+            raise InvalidSpec(f"a JSON schema is an object or a boolean, got {type(schema).__name__}")
+        self.draft = draft_of(schema)
+        self.refs = RefResolver(schema, self.draft)
+        self.ws_max = whitespace_max
+        self.strict = strict
+        text = json.dumps([schema, whitespace_max, strict], sort_keys=True, ensure_ascii=False)
+        self.uid = hashlib.sha256(text.encode()).hexdigest()[:24]
+        self.any = any_value(whitespace_max)
+        self.key_orders: dict[str, list[str]] = {}
+        self._terms: dict[str, Term] = {}
+        self._active: dict[str, int] = {}
+        self._guards = 0
+
+    # ------------------------------------------------------------------ nodes
+
+    def root_term(self) -> Term:
+        return self.term_at("")
+
+    def term_at(self, pointer: str) -> Term:
+        """The term of the node at ``pointer`` (compiled once)."""
+        known = self._terms.get(pointer)
+        if known is not None:
+            return known
+        if pointer in self._active:
+            if self._guards > self._active[pointer]:
+                return thunk(("schema", self.uid, pointer), lambda: self._terms[pointer])
+            raise UnsupportedSchema("$ref", f"recursion at '#{pointer}' consumes no input")
+        self._active[pointer] = self._guards
+        try:
+            term = self._node_term(self.refs.node_at(pointer), pointer)
+        finally:
+            del self._active[pointer]
+        self._terms[pointer] = term
+        return term
+
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Inside an object member or array item: recursion from here consumes input."""
+        self._guards += 1
+        try:
+            yield
+        finally:
+            self._guards -= 1
+
+    def _refuse(self, keyword: str, detail: str, pointer: str) -> None:
+        where = f"at '#{pointer}'"
+        if self.strict:
+            raise UnsupportedSchema(keyword, f"{detail} {where}" if detail else where)
+        warnings.warn(f"ignoring unsupported JSON schema keyword {keyword!r} {where}: {detail}", stacklevel=2)
+
+    def _node_term(self, node: object, pointer: str) -> Term:
+        if node is True:
+            return self.any
+        if node is False:
+            return EMPTY
+        if not isinstance(node, dict):
+            raise InvalidSpec(f"the schema at '#{pointer}' is not an object or a boolean")
+        for keyword in REFUSED.intersection(node):
+            self._refuse(keyword, "", pointer)
+        parts: list[Term] = []
+        if isinstance(node.get("$ref"), str):
+            target = self.term_at(self.refs.resolve(node["$ref"], pointer))
+            if self.draft <= 7:
+                return target
+            parts.append(target)
+        typed = self._types_term(node, pointer)
+        if typed is not None:
+            parts.append(typed)
+        if "const" in node:
+            parts.append(value_term(node["const"], self.ws_max))
+        if isinstance(node.get("enum"), list):
+            parts.append(alt(*(value_term(v, self.ws_max) for v in node["enum"])))
+        parts.extend(self._applicator_parts(node, pointer))
+        if not parts:
+            return self.any
+        return intersect(*parts)
+
+    def _applicator_parts(self, node: dict, pointer: str) -> list[Term]:
+        parts: list[Term] = []
+        for i, _ in enumerate(node.get("allOf") or ()):
+            parts.append(self.term_at(f"{pointer}/allOf/{i}"))
+        if isinstance(node.get("anyOf"), list):
+            parts.append(alt(*(self.term_at(f"{pointer}/anyOf/{i}") for i in range(len(node["anyOf"])))))
+        if isinstance(node.get("oneOf"), list):
+            parts.append(self._one_of(node["oneOf"], pointer))
+        if "not" in node:
+            parts.append(intersect(self.any, complement(self.term_at(f"{pointer}/not"))))
+        if "if" in node and ("then" in node or "else" in node):
+            condition = self.term_at(f"{pointer}/if")
+            then = self.term_at(f"{pointer}/then") if "then" in node else self.any
+            otherwise = self.term_at(f"{pointer}/else") if "else" in node else self.any
+            parts.append(alt(intersect(condition, then), intersect(otherwise, complement(condition))))
+        for name, dependent in self._dependent_schemas(node, pointer):
+            has = self._node_term({"required": [name]}, f"{dependent}/@has")
+            parts.append(alt(intersect(has, self.term_at(dependent)), intersect(self.any, complement(has))))
+        return parts
+
+    def _dependent_schemas(self, node: dict, pointer: str) -> list[tuple[str, str]]:
+        found = []
+        for keyword in ("dependentSchemas", "dependencies"):
+            for name, value in (node.get(keyword) or {}).items():
+                if isinstance(value, dict | bool):
+                    found.append((name, f"{pointer}/{keyword}/{escape_token(name)}"))
+        return found
+
+    # ------------------------------------------------------------------ oneOf
+
+    def _one_of(self, branches: list, pointer: str) -> Term:
+        terms = [self.term_at(f"{pointer}/oneOf/{i}") for i in range(len(branches))]
+        if len(terms) == 1:
+            return terms[0]
+        if self._pairwise_disjoint(branches, terms, pointer):
+            return alt(*terms)
+        return alt(
+            *(intersect(t, complement(alt(*(terms[:i] + terms[i + 1 :])))) for i, t in enumerate(terms))
+        )
+
+    def _pairwise_disjoint(self, branches: list, terms: list[Term], pointer: str) -> bool:
+        try:
+            masks = [first_bytes(t) for t in terms]
+        except KeyError:  # a branch recurses into a node still being compiled
+            return False
+        for i in range(len(terms)):
+            for j in range(i):
+                if masks[i] & masks[j] and not self._discriminated(
+                    f"{pointer}/oneOf/{i}", f"{pointer}/oneOf/{j}"
+                ):
+                    return False
+        return True
+
+    def _discriminated(self, a: str, b: str) -> bool:
+        """Both branches are objects requiring one key whose allowed values differ."""
+        (first, a), (second, b) = self._resolved(a), self._resolved(b)
+        if not (isinstance(first, dict) and isinstance(second, dict)):
+            return False
+        for name in set(first.get("required") or ()) & set(second.get("required") or ()):
+            x = self._constants(first, a, name)
+            y = self._constants(second, b, name)
+            if x is not None and y is not None and not any(json_equal(u, v) for u in x for v in y):
+                return _only_objects(first) and _only_objects(second)
+        return False
+
+    def _resolved(self, pointer: str) -> tuple[object, str]:
+        """The node at ``pointer`` after following ``$ref`` chains, and its pointer."""
+        node = self.refs.node_at(pointer)
+        for _ in range(32):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                break
+            pointer = self.refs.resolve(node["$ref"], pointer)
+            node = self.refs.node_at(pointer)
+        return node, pointer
+
+    def _constants(self, node: dict, pointer: str, name: str) -> list | None:
+        props = node.get("properties")
+        if not isinstance(props, dict) or name not in props:
+            return None
+        target, _ = self._resolved(f"{pointer}/properties/{escape_token(name)}")
+        if not isinstance(target, dict):
+            return None
+        if "const" in target:
+            return [target["const"]]
+        if isinstance(target.get("enum"), list):
+            return target["enum"]
+        return None
+
+    # ------------------------------------------------------------------ types
+
+    def _types_term(self, node: dict, pointer: str) -> Term | None:
+        """The union over the allowed types; None when every value is allowed."""
+        declared = node.get("type")
+        if declared is None or declared == "any":
+            if not any(KEYWORDS_OF_TYPE[t].intersection(node) for t in TYPES):
+                return None
+            types = [t for t in TYPES if t != "integer"]
+        else:
+            types = [declared] if isinstance(declared, str) else list(declared)
+            unknown = [t for t in types if t not in TYPES and t != "any"]
+            if unknown:
+                raise InvalidSpec(f"unknown type {unknown[0]!r} at '#{pointer}'")
+            if "any" in types:
+                types = [t for t in TYPES if t != "integer"]
+            if "number" in types:
+                types = [t for t in types if t != "integer"]
+        return alt(*(self._type_term(t, node, pointer) for t in dict.fromkeys(types)))
+
+    def _type_term(self, name: str, node: dict, pointer: str) -> Term:
+        if name == "null":
+            return NULL
+        if name == "boolean":
+            return BOOLEAN
+        if name in ("integer", "number"):
+            return self._number_term(node, integer=name == "integer")
+        if name == "string":
+            return string_term(node, lambda k, d: self._refuse(k, d, pointer))
+        if name == "array":
+            return self._array_term(node, pointer)
+        return self._object_term(node, pointer)
+
+    def _number_term(self, node: dict, *, integer: bool) -> Term:
+        low, low_excl = _lower_bound(node)
+        high, high_excl = _upper_bound(node)
+        step = _number(node.get("multipleOf"))
+        if step is not None and step <= 0:
+            step = None
+        if low is None and high is None and step is None:
+            if not integer:
+                return NUMBER
+            return INTEGER_LITERAL if self.draft <= 4 else INTEGRAL_NUMBER
+        checker = NumberChecker(
+            minimum=low,
+            exclusive_minimum=low_excl,
+            maximum=high,
+            exclusive_maximum=high_excl,
+            multiple_of=step,
+            integer=integer,
+            integer_syntax=integer and self.draft <= 4,
+        )
+        return checked(checker)
+
+    # ------------------------------------------------------------------ arrays
+
+    def _array_term(self, node: dict, pointer: str) -> Term:
+        if not any(k in node for k in KEYWORDS_OF_TYPE["array"]):
+            return any_array(self.ws_max)
+        with self._guarded():
+            prefix, rest_pointer = self._item_pointers(node, pointer)
+            prefix_terms = tuple(self.term_at(p) for p in prefix)
+            rest = self.term_at(rest_pointer) if rest_pointer else self.any
+            contains = self.term_at(f"{pointer}/contains") if "contains" in node else None
+        min_items = _count(node.get("minItems"), 0)
+        max_items = _count(node.get("maxItems"), None)
+        min_contains = _count(node.get("minContains"), 1)
+        max_contains = _count(node.get("maxContains"), None)
+        if contains is not None and min_contains == 0 and max_contains is None:
+            contains = None
+        unique = None
+        if node.get("uniqueItems") is True and not (max_items is not None and max_items <= 1):
+            unique = self._unique_values(node, pointer, prefix, rest_pointer, contains)
+        shape = ArrayShape(
+            key=(self.uid, pointer),
+            prefix=prefix_terms,
+            rest=rest,
+            min_items=min_items,
+            max_items=max_items,
+            contains=contains,
+            min_contains=min_contains,
+            max_contains=max_contains,
+            unique_values=unique,
+            ws_max=self.ws_max,
+        )
+        return array_term(shape)
+
+    def _item_pointers(self, node: dict, pointer: str) -> tuple[list[str], str | None]:
+        """Pointers of the positional item schemas and of the schema of later items."""
+        if isinstance(node.get("prefixItems"), list):
+            prefix = [f"{pointer}/prefixItems/{i}" for i in range(len(node["prefixItems"]))]
+            return prefix, f"{pointer}/items" if "items" in node else None
+        if isinstance(node.get("items"), list):
+            prefix = [f"{pointer}/items/{i}" for i in range(len(node["items"]))]
+            return prefix, f"{pointer}/additionalItems" if "additionalItems" in node else None
+        return [], f"{pointer}/items" if "items" in node else None
+
+    def _unique_values(
+        self, node: dict, pointer: str, prefix: list[str], rest: str | None, contains: Term | None
+    ) -> tuple[Term, ...] | None:
+        values = self._finite_values(rest) if rest and not prefix and contains is None else None
+        if values is None:
+            self._refuse("uniqueItems", "items are not from a finite set of values", pointer)
+            return None
+        distinct: list = []
+        for value in values:
+            if not any(json_equal(value, seen) for seen in distinct):
+                distinct.append(value)
+        return tuple(value_term(v, self.ws_max) for v in distinct)
+
+    def _finite_values(self, pointer: str) -> list | None:
+        node, _ = self._resolved(pointer)
+        if node is False:
+            return []
+        if not isinstance(node, dict):
+            return None
+        if "const" in node:
+            return [node["const"]]
+        if isinstance(node.get("enum"), list):
+            return node["enum"]
+        declared = node.get("type")
+        types = [declared] if isinstance(declared, str) else declared
+        if isinstance(types, list) and set(types) <= {"boolean", "null"}:
+            return [v for t in types for v in ((True, False) if t == "boolean" else (None,))]
+        return None
+
+    # ------------------------------------------------------------------ objects
+
+    def _object_term(self, node: dict, pointer: str) -> Term:
+        if not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
+            return any_object(self.ws_max)
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        required = [r for r in node.get("required") or () if isinstance(r, str)] if isinstance(node.get("required"), list) else []
+        dependent = self._dependent_required(node)
+        additional_pointer = self._additional_pointer(node, pointer)
+        with self._guarded():
+            values = {k: self.term_at(f"{pointer}/properties/{escape_token(k)}") for k in props}
+            patterns = self._pattern_terms(node, pointer)
+            additional = self.term_at(additional_pointer) if additional_pointer else self.any
+            names = self.term_at(f"{pointer}/propertyNames") if "propertyNames" in node else None
+        named_keys = list(dict.fromkeys([*props, *required, *(k for k, deps in dependent for k in (k, *deps))]))
+        named = []
+        for key in named_keys:
+            value = self._named_value(key, values.get(key), patterns, additional)
+            if names is not None and not matches(names, encode_string(key)):
+                value = EMPTY
+            if value is EMPTY and key in required:
+                return EMPTY
+            named.append((key, value))
+        self.key_orders[pointer] = list(props)
+        shape = ObjectShape(
+            key=(self.uid, pointer),
+            named=tuple(named),
+            required=frozenset(required),
+            other_member=self._other_member(named_keys, patterns, additional, names),
+            min_properties=_count(node.get("minProperties"), 0),
+            max_properties=_count(node.get("maxProperties"), None),
+            dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
+            ws_max=self.ws_max,
+        )
+        return object_term(shape)
+
+    def _additional_pointer(self, node: dict, pointer: str) -> str | None:
+        if "additionalProperties" in node:
+            return f"{pointer}/additionalProperties"
+        if "unevaluatedProperties" in node and node["unevaluatedProperties"] is not True:
+            if any(k in node for k in _APPLICATORS):
+                self._refuse("unevaluatedProperties", "together with applicators", pointer)
+                return None
+            return f"{pointer}/unevaluatedProperties"
+        return None
+
+    def _dependent_required(self, node: dict) -> list[tuple[str, list[str]]]:
+        found = []
+        for keyword in ("dependentRequired", "dependencies"):
+            for name, deps in (node.get(keyword) or {}).items():
+                if isinstance(deps, list):
+                    found.append((name, [d for d in deps if isinstance(d, str)]))
+        return found
+
+    def _pattern_terms(self, node: dict, pointer: str) -> list[tuple[Term, Term]]:
+        found = []
+        for pattern in node.get("patternProperties") or {}:
+            try:
+                content = pattern_content(pattern)
+            except UnsupportedRegex as error:
+                self._refuse("patternProperties", str(error), pointer)
+                continue
+            found.append((content, self.term_at(f"{pointer}/patternProperties/{escape_token(pattern)}")))
+        return found
+
+    def _named_value(
+        self, key: str, declared: Term | None, patterns: list[tuple[Term, Term]], additional: Term
+    ) -> Term:
+        content = encode_string(key)[1:-1]
+        matching = [value for pattern, value in patterns if matches(pattern, content)]
+        if declared is None and not matching:
+            declared = additional
+        return intersect(*([declared] if declared is not None else []), *matching)
+
+    def _other_member(
+        self, named: list[str], patterns: list[tuple[Term, Term]], additional: Term, names: Term | None
+    ) -> Term:
+        key = string_except(named)
+        if names is not None:
+            key = intersect(key, names)
+        if not patterns:
+            return EMPTY if additional is EMPTY else member(key, additional, self.ws_max)
+        ws = whitespace(self.ws_max)
+
+        def rest(value: Term) -> Term:
+            return cat(ws, literal(b":"), ws, value)
+
+        def outside(content: Term) -> Term:
+            return string_of(intersect(star(JSON_CHAR), complement(content)))
+
+        parts = [cat(key, rest(self.any))]
+        for content, value in patterns:
+            if value != self.any:
+                parts.append(alt(cat(string_of(content), rest(value)), cat(outside(content), rest(self.any))))
+        if additional != self.any:
+            some = alt(*(content for content, _ in patterns))
+            parts.append(alt(cat(string_of(some), rest(self.any)), cat(outside(some), rest(additional))))
+        return intersect(*parts)
+
+
+def _count(value: object, default: int | None) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return default
+    return int(value)
+
+
+def _lower_bound(node: dict) -> tuple[Decimal | None, bool]:
+    return _bound(node, "minimum", "exclusiveMinimum", max)
+
+
+def _upper_bound(node: dict) -> tuple[Decimal | None, bool]:
+    return _bound(node, "maximum", "exclusiveMaximum", min)
+
+
+def _bound(node: dict, inclusive_key: str, exclusive_key: str, tighter) -> tuple[Decimal | None, bool]:
+    """The tighter of the inclusive bound and a numeric exclusive one; a boolean
+    exclusive keyword (draft 4) makes the inclusive bound exclusive."""
+    bound = _number(node.get(inclusive_key))
+    flag = node.get(exclusive_key)
+    if isinstance(flag, bool):
+        return bound, flag and bound is not None
+    exclusive = _number(flag)
+    if exclusive is None:
+        return bound, False
+    if bound is None or tighter(bound, exclusive) == exclusive and bound != exclusive:
+        return exclusive, True
+    if bound == exclusive:
+        return bound, True
+    return bound, False
+
+
+def _only_objects(node: dict) -> bool:
+    return node.get("type") == "object"
+
+

@@ -1,0 +1,149 @@
+"""Lexical pieces of JSON text as byte terms: whitespace, strings, numbers, any value.
+
+Strings are written as ``json.dumps(..., ensure_ascii=False)`` writes them: every
+character raw in UTF-8 except ``"``, ``\\`` and control characters, which take their
+short or ``\\u00XX`` escape. One encoding per string keeps key matching, ``pattern``
+and length checks exact on the decoded text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from fsm.terms import (
+    Term,
+    alt,
+    byte_range,
+    byte_set,
+    cat,
+    literal,
+    opt,
+    plus,
+    repeat,
+    star,
+    thunk,
+)
+from fsm.unicode import (
+    MAX_CODE_POINT,
+    chars_to_ranges,
+    complement_ranges,
+    json_escape,
+    json_string_term,
+    normalize_ranges,
+    utf8_term,
+)
+
+QUOTE = literal(b'"')
+NULL = literal(b"null")
+BOOLEAN = alt(literal(b"true"), literal(b"false"))
+JSON_CHAR = json_string_term(complement_ranges([]))
+"""One character inside a JSON string, in its ``json.dumps`` encoding."""
+
+_DIGIT = byte_range(0x30, 0x39)
+_INT = cat(opt(literal(b"-")), alt(literal(b"0"), cat(byte_range(0x31, 0x39), star(_DIGIT))))
+_FRACTION = cat(literal(b"."), plus(_DIGIT))
+_EXPONENT = cat(byte_set(b"eE"), opt(byte_set(b"+-")), plus(_DIGIT))
+INTEGER_LITERAL = _INT
+"""An integer written without fraction or exponent."""
+NUMBER = cat(_INT, opt(_FRACTION), opt(_EXPONENT))
+"""Any JSON number."""
+INTEGRAL_NUMBER = cat(_INT, opt(cat(literal(b"."), plus(literal(b"0")))))
+"""Integers, also written with a zero fraction (``1.0``), as JSON Schema draft 6+ allows."""
+
+
+def whitespace(max_len: int) -> Term:
+    """Between 0 and ``max_len`` JSON whitespace bytes."""
+    return repeat(byte_set(b" \t\n\r"), 0, max_len)
+
+
+def string_of(content: Term) -> Term:
+    """A JSON string whose encoded content is in ``content``."""
+    return cat(QUOTE, content, QUOTE)
+
+
+ANY_STRING = string_of(star(JSON_CHAR))
+
+
+def encode_string(text: str) -> bytes:
+    """The bytes of ``text`` as a JSON string literal, quotes included."""
+    return json.dumps(text, ensure_ascii=False).encode()
+
+
+def string_except(names: Iterable[str]) -> Term:
+    """JSON strings whose decoded text is none of ``names`` (a regular term, no complement).
+
+    Built over the character trie of the names: at each node the string may close
+    (unless the node is a name), continue with a trie child, or take any other
+    character and then anything.
+    """
+    trie: dict = {}
+    for name in set(names):
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[None] = {}
+    return cat(QUOTE, _except_node(trie))
+
+
+def _except_node(node: dict) -> Term:
+    children = [c for c in node if c is not None]
+    options = [cat(_other_char(children), star(JSON_CHAR), QUOTE)]
+    if None not in node:
+        options.append(QUOTE)
+    options.extend(cat(literal(json_escape(ord(c)).encode()), _except_node(node[c])) for c in children)
+    return alt(*options)
+
+
+def _other_char(excluded: list[str]) -> Term:
+    """One string character other than ``excluded``, in its JSON encoding."""
+    if any(ord(c) >= 0x80 for c in excluded):
+        return json_string_term(complement_ranges(chars_to_ranges(excluded)))
+    codes = {ord(c) for c in excluded}
+    return alt(
+        byte_set(b for b in _ASCII_PLAIN if b not in codes),
+        _NON_ASCII,
+        *(escape for code, escape in _ESCAPES.items() if code not in codes),
+    )
+
+
+_ASCII_PLAIN = [b for b in range(0x20, 0x80) if b not in (0x22, 0x5C)]
+_NON_ASCII = utf8_term(normalize_ranges([(0x80, MAX_CODE_POINT)]))
+_ESCAPES = {code: literal(json_escape(code).encode()) for code in [*range(0x20), 0x22, 0x5C]}
+
+
+def any_value(ws_max: int) -> Term:
+    """Any JSON value, with up to ``ws_max`` whitespace bytes wherever JSON allows it."""
+    return thunk(("json-any-value", ws_max), lambda: _any_value_body(ws_max))
+
+
+def _any_value_body(ws_max: int) -> Term:
+    return alt(NULL, BOOLEAN, NUMBER, ANY_STRING, any_array(ws_max), any_object(ws_max))
+
+
+def any_array(ws_max: int) -> Term:
+    """Any JSON array."""
+    ws, value = whitespace(ws_max), any_value(ws_max)
+    rest = star(cat(literal(b","), ws, value, ws))
+    return cat(literal(b"["), ws, alt(literal(b"]"), cat(value, ws, rest, literal(b"]"))))
+
+
+def any_object(ws_max: int) -> Term:
+    """Any JSON object (duplicate keys included, as JSON allows them)."""
+    ws = whitespace(ws_max)
+    member = cat(ANY_STRING, ws, literal(b":"), ws, any_value(ws_max), ws)
+    rest = star(cat(literal(b","), ws, member))
+    return cat(literal(b"{"), ws, alt(literal(b"}"), cat(member, rest, literal(b"}"))))
+
+
+def sequence(items: list[Term], ws_max: int, open_: bytes, close: bytes) -> Term:
+    """``open_`` items separated by commas ``close``, with whitespace around."""
+    ws = whitespace(ws_max)
+    if not items:
+        return cat(literal(open_), ws, literal(close))
+    parts: list[Term] = [literal(open_), ws, items[0], ws]
+    for item in items[1:]:
+        parts += [literal(b","), ws, item, ws]
+    parts.append(literal(close))
+    return cat(*parts)
+

@@ -1,0 +1,161 @@
+"""Exact numeric keywords (bounds, ``multipleOf``, integer-valuedness) as a checker.
+
+``NumberChecker`` is used through ``fsm.terms.checked``: ``accepts`` parses the whole
+number with ``decimal.Decimal`` and tests every keyword exactly; ``viable`` decides
+whether a prefix can still be completed into an accepted number. Before the exponent
+is written a number can still be scaled to any magnitude, so a prefix fixes only its
+sign and its leading significant digits; once the exponent has started the mantissa
+is fixed and the remaining exponents are tried one by one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Context, Decimal, InvalidOperation, localcontext
+
+MAX_EXPONENT = 1100
+"""Numbers whose decimal exponent exceeds this (beyond any float) are not accepted."""
+
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_INTEGER_SYNTAX = re.compile(rb"-?(?:0|[1-9][0-9]*)")
+_PREFIX = re.compile(
+    rb"(?P<sign>-?)(?:(?P<int>0|[1-9][0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
+    rb"(?:(?P<e>[eE])(?P<esign>[+-]?)(?P<exp>[0-9]*))?)?"
+)
+_CONTEXT = Context(prec=2400, Emax=10**6, Emin=-(10**6))
+
+
+@dataclass(frozen=True)
+class NumberChecker:
+    """The JSON numbers within bounds, multiples of ``multiple_of``, integral if asked.
+
+    ``integer_syntax`` (draft 4 ``integer``) also forbids fraction and exponent.
+    """
+
+    minimum: Decimal | None = None
+    exclusive_minimum: bool = False
+    maximum: Decimal | None = None
+    exclusive_maximum: bool = False
+    multiple_of: Decimal | None = None
+    integer: bool = False
+    integer_syntax: bool = False
+
+    alphabet = b"0123456789-+.eE"
+
+    def accepts(self, text: bytes) -> bool:
+        syntax = _INTEGER_SYNTAX if self.integer_syntax else _NUMBER
+        if not syntax.fullmatch(text):
+            return False
+        try:
+            value = Decimal(text.decode())
+        except InvalidOperation:
+            return False
+        if value and abs(value.adjusted()) > MAX_EXPONENT:
+            return False
+        return self._value_ok(value)
+
+    def _in_range(self, value: Decimal) -> bool:
+        if self.minimum is not None:
+            if value < self.minimum or (self.exclusive_minimum and value == self.minimum):
+                return False
+        if self.maximum is not None:
+            if value > self.maximum or (self.exclusive_maximum and value == self.maximum):
+                return False
+        return True
+
+    def _value_ok(self, value: Decimal) -> bool:
+        if not self._in_range(value):
+            return False
+        with localcontext(_CONTEXT):
+            try:
+                if self.integer and value != value.to_integral_value():
+                    return False
+                if self.multiple_of is not None:
+                    quotient = value / self.multiple_of
+                    if quotient != quotient.to_integral_value():
+                        return False
+            except InvalidOperation:
+                return False
+        return True
+
+    def viable(self, text: bytes) -> bool:
+        match = _PREFIX.fullmatch(text)
+        if match is None:
+            return False
+        if self.integer_syntax and (match["dot"] or match["e"]):
+            return False
+        if match["e"]:
+            return self._exponent_viable(match)
+        negative = match["sign"] == b"-"
+        if match["int"] is None:
+            return self._sign_viable(negative if match["sign"] else None)
+        digits = (match["int"] + (match["frac"] or b"")).lstrip(b"0")
+        if not digits:
+            return self._sign_viable(negative)
+        return self._leading_digits_viable(digits.decode(), negative)
+
+    def _sign_viable(self, negative: bool | None) -> bool:
+        """Whether the numbers of that sign (zero included) meet the bounds."""
+        low, high = self.minimum, self.maximum
+        if negative is None:
+            return low is None or high is None or low < high or (
+                low == high and not (self.exclusive_minimum or self.exclusive_maximum)
+            )
+        if negative:
+            return low is None or low < 0 or (low == 0 and not self.exclusive_minimum)
+        return high is None or high > 0 or (high == 0 and not self.exclusive_maximum)
+
+    def _leading_digits_viable(self, digits: str, negative: bool) -> bool:
+        """Some magnitude ``0.<digits>... * 10**k`` of this sign lies within the bounds."""
+        if negative:
+            low = None if self.maximum is None else -self.maximum
+            high = None if self.minimum is None else -self.minimum
+            high_excl = self.exclusive_minimum
+        else:
+            low, high, high_excl = self.minimum, self.maximum, self.exclusive_maximum
+        if high is not None and (high < 0 or (high == 0)):
+            return False
+        if high is None or low is None or low <= 0:
+            return True
+        start = Decimal("0." + digits)
+        width = Decimal(1).scaleb(-len(digits))
+        for k in range(low.adjusted() - 1, high.adjusted() + 3):
+            lower = start.scaleb(k)
+            upper = (start + width).scaleb(k)
+            if low < upper and (lower < high or (lower == high and not high_excl)):
+                return True
+        return False
+
+    def _exponent_viable(self, match: re.Match[bytes]) -> bool:
+        mantissa = Decimal((match["sign"] + match["int"] + (match["dot"] or b"") + (match["frac"] or b"")).decode())
+        if match["dot"] and not match["frac"]:
+            return False
+        if not mantissa:
+            return self._value_ok(mantissa)
+        signs = [match["esign"]] if match["esign"] else [b"+", b"-"]
+        if match["exp"] or match["esign"]:
+            signs = [match["esign"] or b"+"]
+        prefix = match["exp"].decode()
+        for sign in signs:
+            for exponent in _exponents_with_prefix(prefix):
+                value = mantissa.scaleb(-exponent if sign == b"-" else exponent)
+                if abs(value.adjusted()) <= MAX_EXPONENT and self._value_ok(value):
+                    return True
+        return False
+
+
+def _exponents_with_prefix(prefix: str) -> Iterator[int]:
+    """Exponent values whose digits start with ``prefix`` (leading zeros allowed), small first."""
+    if not prefix:
+        yield from range(MAX_EXPONENT + 1)
+        return
+    base = int(prefix)
+    if base == 0:  # leading zeros: any further digits give any value
+        yield from range(MAX_EXPONENT + 1)
+        return
+    span = 1
+    while base * span <= MAX_EXPONENT:
+        yield from range(base * span, min(base * span + span, MAX_EXPONENT + 1))
+        span *= 10

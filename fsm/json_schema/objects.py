@@ -1,0 +1,101 @@
+"""JSON objects whose keys come in any order, each named key at most once.
+
+An object body is a thunk keyed by what has been read so far (the named keys used,
+the count of other keys when ``minProperties``/``maxProperties`` need it, whether a
+member was read yet). It expands to: close the object (when every required key is
+there), or read one more member: an unused named key with its value schema, or any
+other key allowed by ``additionalProperties``/``patternProperties`` with the value
+schema that key gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from fsm.json_schema.json_text import encode_string, string_except, whitespace
+from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
+
+
+@dataclass(frozen=True)
+class ObjectShape:
+    """What an object may hold; ``key`` identifies the shape in thunk keys.
+
+    ``named``: (key, value term) in schema order, value ``EMPTY`` when the key is
+    forbidden; ``other_member``: the term of one member ``"key" ws : ws value`` whose
+    key is none of the named ones (``EMPTY``: no other key allowed).
+    """
+
+    key: Hashable
+    named: tuple[tuple[str, Term], ...]
+    required: frozenset[str] = frozenset()
+    other_member: Term = EMPTY
+    min_properties: int = 0
+    max_properties: int | None = None
+    dependent_required: tuple[tuple[str, frozenset[str]], ...] = ()
+    ws_max: int = 0
+
+    def preferred_order(self) -> list[str]:
+        """The named keys in the order the schema lists them (generation may prefer it)."""
+        return [name for name, value in self.named if value is not EMPTY]
+
+    def counts_members(self) -> bool:
+        return self.min_properties > 0 or self.max_properties is not None
+
+
+def member(key: Term, value: Term, ws_max: int) -> Term:
+    """``key ws : ws value``."""
+    ws = whitespace(ws_max)
+    return cat(key, ws, literal(b":"), ws, value)
+
+
+def other_keys(named: list[str]) -> Term:
+    """JSON strings that are none of the named keys."""
+    return string_except(named)
+
+
+def object_term(shape: ObjectShape) -> Term:
+    """``{`` ws body."""
+    return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, True))
+
+
+def _body(shape: ObjectShape, used: frozenset[str], extra: int, first: bool) -> Term:
+    return thunk(
+        ("object-body", shape.key, used, extra, first),
+        lambda: _expand(shape, used, extra, first),
+    )
+
+
+def _closable(shape: ObjectShape, used: frozenset[str], count: int) -> bool:
+    if not shape.required <= used or count < shape.min_properties:
+        return False
+    return all(deps <= used for name, deps in shape.dependent_required if name in used)
+
+
+def _expand(shape: ObjectShape, used: frozenset[str], extra: int, first: bool) -> Term:
+    ws = whitespace(shape.ws_max)
+    count = len(used) + extra
+    options = [literal(b"}")] if _closable(shape, used, count) else []
+    if shape.max_properties is not None and count >= shape.max_properties:
+        return alt(*options)
+    separator = EPS if first else cat(literal(b","), ws)
+    for name, value in shape.named:
+        if name in used or value is EMPTY:
+            continue
+        key = literal(encode_string(name))
+        rest = _body(shape, used | {name}, extra, False)
+        options.append(cat(separator, member(key, value, shape.ws_max), ws, rest))
+    if shape.other_member is not EMPTY:
+        more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
+        rest = _body(shape, used, more, False)
+        options.append(cat(separator, shape.other_member, ws, rest))
+    return alt(*options)
+
+
+def _extra_cap(shape: ObjectShape) -> int:
+    """Other-key counts at or above this behave alike."""
+    cap = shape.min_properties
+    if shape.max_properties is not None:
+        cap = max(cap, shape.max_properties)
+    return cap
+

@@ -1,0 +1,132 @@
+"""Local ``$ref`` resolution: JSON pointers, ``$id``/``id`` base URIs and anchors.
+
+Every schema node is addressed by its JSON pointer from the root document; the
+resolver maps a ``$ref`` (relative to the base URI in force where it appears) to the
+pointer of its target. References that leave the document raise
+``UnsupportedSchema("$ref")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import unquote, urldefrag, urljoin
+
+from fsm.errors import UnsupportedSchema
+
+ROOT_URI = "https://seqstate.invalid/root.json"
+"""Base URI of a root schema that declares none."""
+
+DRAFTS = {
+    "draft-03": 3,
+    "draft-04": 4,
+    "draft-06": 6,
+    "draft-07": 7,
+    "draft/2019-09": 2019,
+    "draft/2020-12": 2020,
+}
+
+# Keywords whose value is a schema, a list of schemas, or a map of schemas.
+_SCHEMA_KEYWORDS = (
+    "additionalItems", "additionalProperties", "contains", "else", "if", "items", "not",
+    "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties", "contentSchema",
+)
+_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_MAP_KEYWORDS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties", "dependencies")
+
+
+def draft_of(schema: object) -> int:
+    """The draft a root schema declares with ``$schema`` (2020 when it declares none)."""
+    if isinstance(schema, dict) and isinstance(schema.get("$schema"), str):
+        for marker, draft in DRAFTS.items():
+            if marker in schema["$schema"]:
+                return draft
+    return 2020
+
+
+def escape_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _unescape_token(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+class RefResolver:
+    """Maps ``$ref`` strings to the JSON pointers of their targets in one document."""
+
+    def __init__(self, root: object, draft: int) -> None:
+        self.root = root
+        self._id_keyword = "id" if draft <= 4 else "$id"
+        self._resources: dict[str, str] = {}  # absolute URI (no fragment) -> pointer
+        self._anchors: dict[str, str] = {}  # absolute URI with fragment -> pointer
+        self._bases: dict[str, str] = {}  # pointer -> base URI in force there
+        for pointer, node, base in self._walk(root, "", ROOT_URI):
+            self._bases[pointer] = base
+            self._resources.setdefault(base, pointer) if self._declares_id(node) else None
+        self._resources.setdefault(ROOT_URI, "")
+
+    def _declares_id(self, node: object) -> bool:
+        value = node.get(self._id_keyword) if isinstance(node, dict) else None
+        return isinstance(value, str) and not value.startswith("#")
+
+    def _walk(self, node: object, pointer: str, base: str) -> Iterator[tuple[str, object, str]]:
+        if not isinstance(node, dict):
+            return
+        ident = node.get(self._id_keyword)
+        if isinstance(ident, str):
+            uri, fragment = urldefrag(urljoin(base, ident))
+            if uri and not ident.startswith("#"):
+                base = uri
+            if fragment:  # draft 6/7 plain-name fragment: "$id": "#foo"
+                self._anchors.setdefault(f"{base}#{fragment}", pointer)
+        anchor = node.get("$anchor")
+        if isinstance(anchor, str):
+            self._anchors.setdefault(f"{base}#{anchor}", pointer)
+        yield pointer, node, base
+        for key in _SCHEMA_KEYWORDS:
+            if isinstance(node.get(key), dict):
+                yield from self._walk(node[key], f"{pointer}/{key}", base)
+        for key in _LIST_KEYWORDS:
+            if isinstance(node.get(key), list):
+                for i, item in enumerate(node[key]):
+                    yield from self._walk(item, f"{pointer}/{key}/{i}", base)
+        for key in _MAP_KEYWORDS:
+            if isinstance(node.get(key), dict):
+                for name, item in node[key].items():
+                    yield from self._walk(item, f"{pointer}/{key}/{escape_token(name)}", base)
+
+    def base_of(self, pointer: str) -> str:
+        """The base URI in force at ``pointer`` (its nearest walked ancestor's)."""
+        while pointer not in self._bases:
+            pointer = pointer.rsplit("/", 1)[0] if "/" in pointer else ""
+            if pointer == "" and "" not in self._bases:
+                return ROOT_URI
+        return self._bases[pointer]
+
+    def resolve(self, ref: str, pointer: str) -> str:
+        """The pointer of the node that ``ref``, written at ``pointer``, designates."""
+        target = urljoin(self.base_of(pointer), ref)
+        uri, fragment = urldefrag(target)
+        if target in self._anchors:
+            return self._anchors[target]
+        if uri not in self._resources:
+            raise UnsupportedSchema("$ref", f"{ref!r} is not in this document (remote references are not fetched)")
+        start = self._resources[uri]
+        if fragment and not fragment.startswith("/"):
+            raise UnsupportedSchema("$ref", f"unknown anchor in {ref!r}")
+        path = start + unquote(fragment)
+        self.node_at(path, ref)
+        return path
+
+    def node_at(self, pointer: str, ref: str = "") -> object:
+        """The node at a JSON pointer of the document."""
+        node = self.root
+        for token in pointer.split("/")[1:]:
+            token = _unescape_token(token)
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise UnsupportedSchema("$ref", f"{ref or pointer!r} points to nothing")
+        return node
