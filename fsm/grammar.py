@@ -240,4 +240,3 @@ def _advance(branch: tuple[Stack, Lexeme], byte: int) -> Config | None:
         if rest is not EMPTY:
             alive.append((terminal, rest))
     return (stack, tuple(alive)) if alive else None
-

@@ -56,9 +56,7 @@ start: "[" [ESCAPED_STRING ("," ESCAPED_STRING)*] "]"
 %ignore " "
 """
 
-SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 class Pair:
@@ -158,8 +156,9 @@ json_values = st.recursive(
     | st.integers(-(10**6), 10**6)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=6),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
     max_leaves=8,
 )
 json_texts = st.builds(
@@ -180,10 +179,12 @@ _sql_cmps = st.builds(
 )
 _sql_conds = st.recursive(
     _sql_cmps,
-    lambda children: st.builds(
-        lambda a, op, b: f"{a} {op} {b}", children, st.sampled_from(["and", "or"]), children
-    )
-    | children.map(lambda c: f"({c})"),
+    lambda children: (
+        st.builds(
+            lambda a, op, b: f"{a} {op} {b}", children, st.sampled_from(["and", "or"]), children
+        )
+        | children.map(lambda c: f"({c})")
+    ),
     max_leaves=5,
 )
 sql_texts = st.builds(
