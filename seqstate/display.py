@@ -98,11 +98,12 @@ def _cell_html(row: Row, generators: dict[int, str], max_chars: int) -> str:
     for index, segment in enumerate(row.segments):
         start = int(row.char_starts[index])
         if start >= max_chars:
-            out.append(f'<span class="more">… {row.n_chars - start} more characters</span>')
             break
         colour = _colour(segment, generators)
         first = int(row.token_starts[index])
         out.append(_segment_html(segment, first, colour, max_chars - start))
+    if row.n_chars > max_chars:
+        out.append(f'<span class="more">… {row.n_chars - max_chars} more characters</span>')
     return "".join(out)
 
 
