@@ -402,3 +402,13 @@ def test_smollm2_tokens_of_valid_json_are_allowed(smol_tokenizer) -> None:
         state = index.next_state(state, token)
     assert index.is_final(state)
     assert smol_tokenizer.eos_token_id in index.allowed_tokens(state).tolist()
+
+
+def test_lexeme_boundaries_are_kept_open() -> None:
+    """``abc`` may be one NAME or several: the state holds a configuration for each
+    parser stack, and the pending lexeme names its terminal."""
+    automaton = fsm.Grammar('start: NAME+\nNAME: /[a-z]+/\n%ignore " "').automaton()
+    assert automaton.terminal_names == ("NAME", "__IGNORE_0")
+    configurations = automaton.configurations(walk(automaton, b"abc"))
+    assert len({stack for stack, _ in configurations}) > 1
+    assert {name for _, lexeme in configurations for name, _ in lexeme} == {0}
