@@ -12,7 +12,7 @@ with token healing, through `with_tokenized_tail`.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -44,6 +44,13 @@ class ResumePoint:
     complete: bool
 
 
+def _joined_offsets(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Cumulative offsets of two concatenated segment tuples."""
+    offsets = np.concatenate((left, right[1:] + left[-1]))
+    offsets.flags.writeable = False
+    return offsets
+
+
 def _cumulative(counts: Sequence[int]) -> np.ndarray:
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -60,10 +67,14 @@ class Row:
 
     segments: tuple[Segment, ...] = ()
     kv: KVRef | None = None
-    char_starts: np.ndarray = field(init=False, repr=False)
-    token_starts: np.ndarray = field(init=False, repr=False)
+    char_starts: np.ndarray | None = field(default=None, repr=False)
+    token_starts: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        """Compute the cumulative offsets, unless an operation passes them (then the KV
+        handle was derived by the algebra's rules and is not checked again)."""
+        if self.char_starts is not None and self.token_starts is not None:
+            return
         object.__setattr__(self, "char_starts", _cumulative([s.n_chars for s in self.segments]))
         object.__setattr__(self, "token_starts", _cumulative([s.n_tokens for s in self.segments]))
         if self.kv is not None and self.kv.length > self.settled_tokens:
@@ -153,7 +164,7 @@ class Row:
     def _first_pending_index(self) -> int | None:
         """Index of the first segment that has pending text."""
         for index, segment in enumerate(self.segments):
-            if segment.pending_text:
+            if segment.has_pending:
                 return index
         return None
 
@@ -234,7 +245,12 @@ class Row:
             return other
         if other.is_empty:
             return self
-        return Row(self.segments + other.segments, self.kv)
+        return Row(
+            self.segments + other.segments,
+            self.kv,
+            _joined_offsets(self.char_starts, other.char_starts),
+            _joined_offsets(self.token_starts, other.token_starts),
+        )
 
     def slice_chars(self, a: int, b: int) -> Row:
         """Characters `[a, b)`, `0 <= a <= b <= n_chars` (already resolved)."""
@@ -246,42 +262,69 @@ class Row:
         first = max(bisect_right(starts, a) - 1, 0)
         while first > 0 and starts[first] == a and self.segments[first - 1].n_chars == 0:
             first -= 1  # zero-width segments at `a` belong to the slice
-        pieces: list[Segment] = []
-        for index in range(first, len(self.segments)):
-            start = int(starts[index])
-            if start >= b:
-                break
-            segment = self.segments[index]
-            local_a, local_b = max(a - start, 0), min(b - start, segment.n_chars)
-            pieces.extend(segment.slice_chars(local_a, local_b))
-        return self._keep(pieces, from_start=a == 0)
+        last = bisect_left(starts, b, hi=len(self.segments)) - 1  # last segment starting before b
+        if first == last:
+            start = int(starts[first])
+            pieces = self.segments[first].slice_chars(a - start, b - start)
+            return self._keep(pieces, from_start=a == 0)
+        head_start, tail_start = int(starts[first]), int(starts[last])
+        head = self.segments[first].slice_chars(max(a - head_start, 0), self.segments[first].n_chars)
+        tail = self.segments[last].slice_chars(0, b - tail_start)
+        return self._keep(head, from_start=a == 0, middle=(first + 1, last), tail=tail)
 
     def slice_tokens(self, i: int, j: int | None) -> Row:
         """Tokens `[i, j)` exactly (already resolved, `0 <= i <= j <= n_tokens`) with the
         pending text between them; `j=None` also keeps the text after the last token."""
-        n = self.n_tokens
-        stop = n if j is None else j
-        if i >= stop and j is not None:
+        n, starts, segments = self.n_tokens, self.token_starts, self.segments
+        if j is not None and i >= j:
             return Row()
-        starts = self.token_starts
-        pieces: list[Segment] = []
-        for index, segment in enumerate(self.segments):
-            seg_lo, seg_hi = int(starts[index]), int(starts[index + 1])
-            if segment.n_tokens == 0:
-                if i < seg_lo and (seg_hi < stop or j is None):
-                    pieces.append(segment)  # pending text between kept tokens
-                continue
-            if seg_hi <= i or seg_lo >= stop:
-                continue
-            local_i, local_j = max(i - seg_lo, 0), min(stop - seg_lo, segment.n_tokens)
-            keep_pending = j is None or seg_hi < stop
-            pieces.extend(segment.slice_tokens(local_i, local_j, keep_pending))
-        return self._keep(pieces, from_start=i == 0)
+        if i >= n:  # only the text after the last token
+            last = max((k for k, s in enumerate(segments) if s.n_tokens), default=-1)
+            if last < 0:
+                return self
+            tail = segments[last].slice_tokens(segments[last].n_tokens, segments[last].n_tokens, True)
+            return self._keep(tail, from_start=False, middle=(last + 1, len(segments)))
+        first = bisect_right(starts, i) - 1  # the segment holding token i
+        local_i = i - int(starts[first])
+        if j is None:
+            head = segments[first].slice_tokens(local_i, segments[first].n_tokens, True)
+            return self._keep(head, from_start=i == 0, middle=(first + 1, len(segments)))
+        last = bisect_right(starts, j - 1) - 1  # the segment holding token j - 1
+        local_j = j - int(starts[last])
+        if first == last:
+            return self._keep(segments[first].slice_tokens(local_i, local_j, False), from_start=i == 0)
+        head = segments[first].slice_tokens(local_i, segments[first].n_tokens, True)
+        tail = segments[last].slice_tokens(0, local_j, False)
+        return self._keep(head, from_start=i == 0, middle=(first + 1, last), tail=tail)
 
-    def _keep(self, pieces: list[Segment], *, from_start: bool) -> Row:
-        """A row of `pieces`; a slice from the start keeps the KV prefix it still covers."""
-        row = Row(tuple(pieces))
-        return row.with_kv(kv_prefix(self.kv, row.settled_tokens)) if from_start else row
+    def _keep(
+        self,
+        head: Sequence[Segment],
+        *,
+        from_start: bool,
+        middle: tuple[int, int] = (0, 0),
+        tail: Sequence[Segment] = (),
+    ) -> Row:
+        """The row `head + segments[middle] + tail`; offsets of the shared middle come
+        from this row's arrays, so only the cut segments are measured. A slice from the
+        start keeps the KV prefix it still covers."""
+        lo, hi = middle
+        pieces = (*head, *self.segments[lo:hi], *tail)
+
+        def offsets(own: np.ndarray, size: Callable[[Segment], int]) -> np.ndarray:
+            measured_head = np.array([size(p) for p in head], dtype=np.int64)
+            measured_tail = np.array([size(p) for p in tail], dtype=np.int64)
+            return _cumulative(np.concatenate((measured_head, np.diff(own[lo : hi + 1]), measured_tail)))
+
+        row = Row(
+            pieces,
+            None,
+            offsets(self.char_starts, lambda p: p.n_chars),
+            offsets(self.token_starts, lambda p: p.n_tokens),
+        )
+        if not from_start or self.kv is None:
+            return row
+        return Row(pieces, kv_prefix(self.kv, row.settled_tokens), row.char_starts, row.token_starts)
 
     # -- tokenization of pending text (used by the backend) -----------------------------
 

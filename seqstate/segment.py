@@ -160,6 +160,10 @@ class Segment:
         return int(self.span.token_ends[self.t1 - 1]) if self.t1 > self.t0 else self.lo
 
     @property
+    def has_pending(self) -> bool:
+        return self.tokens_end < self.hi
+
+    @property
     def pending_text(self) -> str:
         """Text after this segment's tokens, not tokenized yet."""
         return self.span.text[self.tokens_end : self.hi]
