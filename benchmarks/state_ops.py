@@ -86,8 +86,14 @@ def main() -> None:
         state = build_state(engine, args.segments, size)
         other = build_state(engine, args.segments, size, seed=1)
         assert state.row(0).n_tokens == size
-        results[size] = {name: median_us(op, args.repeat) for name, op in operations(state, other).items()}
-    header = f"{'operation':34} " + " ".join(f"{f'{s // 1000}k tok (µs)':>14}" for s in sizes) + "   ratio"
+        results[size] = {
+            name: median_us(op, args.repeat) for name, op in operations(state, other).items()
+        }
+    header = (
+        f"{'operation':34} "
+        + " ".join(f"{f'{s // 1000}k tok (µs)':>14}" for s in sizes)
+        + "   ratio"
+    )
     print(f"{args.segments} segments, median of {args.repeat} runs")
     print(header)
     print("-" * len(header))

@@ -71,7 +71,7 @@ def _segment_html(segment: Segment, first_token: int, colour: str, budget: int) 
     text, span = segment.text, segment.span
     starts, ends = segment.token_bounds()
     out = []
-    for i, (start, end) in enumerate(zip(starts, ends)):
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
         if start >= budget:
             break
         position = segment.t0 + i
@@ -81,7 +81,7 @@ def _segment_html(segment: Segment, first_token: int, colour: str, budget: int) 
             title += f" · logp {logprob:.3f}"
         out.append(
             f'<span class="tok" style="background:{colour}" title="{html.escape(title)}">'
-            f"{html.escape(text[start:min(end, budget)])}</span>"
+            f"{html.escape(text[start : min(end, budget)])}</span>"
         )
     pending_start = int(ends[-1]) if len(ends) else 0
     if pending_start < min(len(text), budget):

@@ -13,7 +13,7 @@ Shape = tuple[int, int]
 def broadcast_shapes(left: Shape, right: Shape) -> Shape:
     """numpy broadcasting of two 2-d shapes: each axis equal, or 1 on one side."""
     result = []
-    for axis, (a, b) in enumerate(zip(left, right)):
+    for axis, (a, b) in enumerate(zip(left, right, strict=True)):
         if a != b and 1 not in (a, b):
             name = ("batch", "samples")[axis]
             raise ShapeMismatch(

@@ -131,7 +131,7 @@ class Row:
     def token_offsets(self) -> np.ndarray:
         """`int64[n_tokens, 2]`: start and end character of each token in `text`."""
         pieces = [np.zeros((0, 2), np.int64)]
-        for segment, start in zip(self.segments, self.char_starts[:-1]):
+        for segment, start in zip(self.segments, self.char_starts[:-1], strict=True):
             starts, ends = segment.token_bounds()
             pieces.append(np.stack([starts, ends], axis=1) + start)
         offsets = np.concatenate(pieces)
@@ -268,7 +268,9 @@ class Row:
             pieces = self.segments[first].slice_chars(a - start, b - start)
             return self._keep(pieces, from_start=a == 0)
         head_start, tail_start = int(starts[first]), int(starts[last])
-        head = self.segments[first].slice_chars(max(a - head_start, 0), self.segments[first].n_chars)
+        head = self.segments[first].slice_chars(
+            max(a - head_start, 0), self.segments[first].n_chars
+        )
         tail = self.segments[last].slice_chars(0, b - tail_start)
         return self._keep(head, from_start=a == 0, middle=(first + 1, last), tail=tail)
 
@@ -282,7 +284,9 @@ class Row:
             last = max((k for k, s in enumerate(segments) if s.n_tokens), default=-1)
             if last < 0:
                 return self
-            tail = segments[last].slice_tokens(segments[last].n_tokens, segments[last].n_tokens, True)
+            tail = segments[last].slice_tokens(
+                segments[last].n_tokens, segments[last].n_tokens, True
+            )
             return self._keep(tail, from_start=False, middle=(last + 1, len(segments)))
         first = bisect_right(starts, i) - 1  # the segment holding token i
         local_i = i - int(starts[first])
@@ -292,7 +296,9 @@ class Row:
         last = bisect_right(starts, j - 1) - 1  # the segment holding token j - 1
         local_j = j - int(starts[last])
         if first == last:
-            return self._keep(segments[first].slice_tokens(local_i, local_j, False), from_start=i == 0)
+            return self._keep(
+                segments[first].slice_tokens(local_i, local_j, False), from_start=i == 0
+            )
         head = segments[first].slice_tokens(local_i, segments[first].n_tokens, True)
         tail = segments[last].slice_tokens(0, local_j, False)
         return self._keep(head, from_start=i == 0, middle=(first + 1, last), tail=tail)
@@ -314,7 +320,9 @@ class Row:
         def offsets(own: np.ndarray, size: Callable[[Segment], int]) -> np.ndarray:
             measured_head = np.array([size(p) for p in head], dtype=np.int64)
             measured_tail = np.array([size(p) for p in tail], dtype=np.int64)
-            return _cumulative(np.concatenate((measured_head, np.diff(own[lo : hi + 1]), measured_tail)))
+            return _cumulative(
+                np.concatenate((measured_head, np.diff(own[lo : hi + 1]), measured_tail))
+            )
 
         row = Row(
             pieces,
@@ -324,7 +332,9 @@ class Row:
         )
         if not from_start or self.kv is None:
             return row
-        return Row(pieces, kv_prefix(self.kv, row.settled_tokens), row.char_starts, row.token_starts)
+        return Row(
+            pieces, kv_prefix(self.kv, row.settled_tokens), row.char_starts, row.token_starts
+        )
 
     # -- tokenization of pending text (used by the backend) -----------------------------
 

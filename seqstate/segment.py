@@ -89,7 +89,9 @@ class Span:
             _frozen(token_ids, np.int32, n, "token_ids"),
             _frozen(decoded.token_ends, np.int64, n, "token_ends"),
             _frozen(decoded.token_clean, bool, n, "token_clean"),
-            _frozen(np.full(n, np.nan) if logprobs is None else logprobs, np.float32, n, "logprobs"),
+            _frozen(
+                np.full(n, np.nan) if logprobs is None else logprobs, np.float32, n, "logprobs"
+            ),
             _frozen(
                 np.full(n, UNKNOWN_STATE) if constraint_states is None else constraint_states,
                 np.int32,

@@ -91,7 +91,9 @@ class SequenceState:
         return cls.from_token_ids(engine, _reshape([engine.encode(t) for t in flat], shape), kind)
 
     @classmethod
-    def from_token_ids(cls, engine: Engine, ids: Any, kind: SegmentKind = "prompt") -> SequenceState:
+    def from_token_ids(
+        cls, engine: Engine, ids: Any, kind: SegmentKind = "prompt"
+    ) -> SequenceState:
         """Rows from token ids (one list, a list per batch entry, or batch x samples lists);
         text and character offsets come from the engine's vocabulary bytes."""
         flat, shape = _grid(ids, _is_ids, "token ids")
@@ -244,7 +246,9 @@ class SequenceState:
             )
         shape = broadcast_shapes(self.shape, other.shape)
         left, right = broadcast_cells(self.shape, shape), broadcast_cells(other.shape, shape)
-        return self.with_rows([self.rows[a] + other.rows[b] for a, b in zip(left, right)], shape)
+        return self.with_rows(
+            [self.rows[a] + other.rows[b] for a, b in zip(left, right, strict=True)], shape
+        )
 
     def fork(self, n: int) -> SequenceState:
         """Repeat each row `n` times along samples, sharing everything: `(b, k*n)`."""

@@ -51,7 +51,9 @@ def token_id_runs(
 
 
 @st.composite
-def generated_states(draw: st.DrawFn, engine: Any, ids: st.SearchStrategy[list[int]]) -> SequenceState:
+def generated_states(
+    draw: st.DrawFn, engine: Any, ids: st.SearchStrategy[list[int]]
+) -> SequenceState:
     """A 1x1 state holding one generated span of random ids, states and logprobs."""
     token_ids = draw(ids)
     n = len(token_ids)

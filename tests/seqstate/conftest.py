@@ -55,7 +55,11 @@ class FakeEngine:
         for row in state.settle().rows:
             if row.pending_text:
                 healed = 1 if row.n_tokens and row.token_ids[-1] != 0 else 0
-                tail = row.text[int(row.token_offsets[row.n_tokens - healed, 0]) :] if healed else row.pending_text
+                tail = (
+                    row.text[int(row.token_offsets[row.n_tokens - healed, 0]) :]
+                    if healed
+                    else row.pending_text
+                )
                 try:
                     row = row.with_tokenized_tail(healed, self.encode(tail), detokenizer)
                 except Exception:

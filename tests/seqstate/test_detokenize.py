@@ -6,7 +6,21 @@ import pytest
 
 from seqstate import Detokenizer, DetokenizerFinished, UnknownTokenId, decode_tokens
 
-VOCAB = [b"Hel", b"lo", b" wor", b"ld", b"\xe6", b"\x97", b"\xa5", b"<", b"|end", b"|>", None, b"\xff", b" "]
+VOCAB = [
+    b"Hel",
+    b"lo",
+    b" wor",
+    b"ld",
+    b"\xe6",
+    b"\x97",
+    b"\xa5",
+    b"<",
+    b"|end",
+    b"|>",
+    None,
+    b"\xff",
+    b" ",
+]
 HEL, LO, WOR, LD, NI1, NI2, NI3, LT, END, GT, SPECIAL, BAD, SPACE = range(len(VOCAB))
 
 

@@ -47,11 +47,11 @@ def test_repr_fits_a_terminal(engine):
 
 
 def test_html_escapes_user_text_and_keeps_it_whole(engine):
-    s = SequenceState.from_text(engine, "<b>&\"x\"</b>") + "<script>"
+    s = SequenceState.from_text(engine, '<b>&"x"</b>') + "<script>"
     html = s._repr_html_()
     assert "<script>" not in html and "<b>" not in html
     parser = render(s)
-    assert "<b>&\"x\"</b><script>" in "".join(parser.text)
+    assert '<b>&"x"</b><script>' in "".join(parser.text)
 
 
 def test_html_colours_segments_and_titles_tokens(engine):

@@ -140,9 +140,7 @@ def test_segment_tokens_decode_to_their_text(engine, smol_tokenizer, id_runs, da
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_detokenizer_chunks_equal_tokenizer_decode(smol_tokenizer, smol_vocabulary, data):
-    ids = data.draw(
-        token_id_runs(text_ids(smol_vocabulary), partial_utf8_ids(smol_vocabulary), 24)
-    )
+    ids = data.draw(token_id_runs(text_ids(smol_vocabulary), partial_utf8_ids(smol_vocabulary), 24))
     detokenizer = Detokenizer(smol_vocabulary.token_bytes)
     state, chunks = detokenizer.start(), []
     for token_id in ids:

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from seqstate import (
+    UNKNOWN_STATE,
     InvalidSegment,
     Origin,
     Row,
     SequenceState,
     Span,
-    UNKNOWN_STATE,
     TokenizationMismatch,
     decode_tokens,
 )
@@ -33,7 +33,10 @@ def test_healing_replaces_the_seam_and_keeps_provenance(engine):
 def test_a_token_straddling_segments_joins_the_segment_of_its_first_character(engine):
     s = SequenceState.from_text(engine, "Hello") + " world"
     merged = s.row(0).with_tokenized_tail(1, engine.encode("Hello world"), s.detokenizer())
-    assert [(seg.kind, seg.text) for seg in merged.segments] == [("prompt", "Hello"), ("text", " world")]
+    assert [(seg.kind, seg.text) for seg in merged.segments] == [
+        ("prompt", "Hello"),
+        ("text", " world"),
+    ]
     glued = SequenceState.from_text(engine, "Hel") + "lo"
     healed = glued.row(0).with_tokenized_tail(1, engine.encode("Hello"), glued.detokenizer())
     assert [(seg.kind, seg.text) for seg in healed.segments] == [("prompt", "Hello")]
@@ -43,7 +46,10 @@ def test_healed_generated_tokens_have_unknown_constraint_state(engine):
     s = SequenceState.from_text(engine, "x") + ScriptedGenerator(tuple(engine.encode(" ab"))) + "c"
     row = s.row(0)
     healed = row.with_tokenized_tail(1, engine.encode(" abc"), s.detokenizer())
-    assert [(seg.kind, seg.text) for seg in healed.segments] == [("prompt", "x"), ("generated", " abc")]
+    assert [(seg.kind, seg.text) for seg in healed.segments] == [
+        ("prompt", "x"),
+        ("generated", " abc"),
+    ]
     assert healed.resume_point.constraint_state == UNKNOWN_STATE
 
 
@@ -63,10 +69,17 @@ def test_tail_tokenization_needs_a_settled_row(engine):
 
 
 def test_settle_tokenizes_inner_pending_runs_as_one_text(engine):
-    s = SequenceState.from_text(engine, "a") + " big" + " cat" + SequenceState.from_text(engine, "!")
+    s = (
+        SequenceState.from_text(engine, "a")
+        + " big"
+        + " cat"
+        + SequenceState.from_text(engine, "!")
+    )
     settled = s.settle().row(0)
     assert settled.is_settled and settled.text == "a big cat!"
-    assert list(settled.token_ids) == engine.encode("a") + engine.encode(" big cat") + engine.encode("!")
+    assert list(settled.token_ids) == engine.encode("a") + engine.encode(
+        " big cat"
+    ) + engine.encode("!")
     assert [seg.kind for seg in settled.segments] == ["prompt", "text", "text", "prompt"]
 
 
