@@ -37,11 +37,11 @@ from fsm.json_schema.json_text import (
     string_of,
     whitespace,
 )
-from fsm.json_schema.keywords import KEYWORDS_OF_TYPE, REFUSED, TYPES
+from fsm.json_schema.keywords import KEYWORDS_OF_TYPE, REFUSED, TYPES, ignored_by_draft
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.json_schema.refs import RefResolver, draft_of, escape_token
-from fsm.json_schema.strings import pattern_content, string_term
+from fsm.json_schema.strings import count, pattern_content, string_term
 from fsm.json_schema.values import json_equal, value_term
 from fsm.terms import (
     EMPTY,
@@ -90,6 +90,7 @@ class SchemaCompiler:
         text = json.dumps([schema, whitespace_max, strict], sort_keys=True, ensure_ascii=False)
         self.uid = hashlib.sha256(text.encode()).hexdigest()[:24]
         self.any = any_value(whitespace_max)
+        self._ignored = ignored_by_draft(self.draft)
         self.key_orders: dict[str, list[str]] = {}
         self._terms: dict[str, Term] = {}
         self._active: dict[str, int] = {}
@@ -139,6 +140,8 @@ class SchemaCompiler:
             return EMPTY
         if not isinstance(node, dict):
             raise InvalidSpec(f"the schema at '#{pointer}' is not an object or a boolean")
+        if self._ignored.intersection(node):
+            node = {k: v for k, v in node.items() if k not in self._ignored}
         for keyword in REFUSED.intersection(node):
             self._refuse(keyword, "", pointer)
         parts: list[Term] = []
@@ -241,7 +244,7 @@ class SchemaCompiler:
         target, _ = self._resolved(f"{pointer}/properties/{escape_token(name)}")
         if not isinstance(target, dict):
             return None
-        if "const" in target:
+        if "const" in target and "const" not in self._ignored:
             return [target["const"]]
         if isinstance(target.get("enum"), list):
             return target["enum"]
@@ -311,10 +314,10 @@ class SchemaCompiler:
             prefix_terms = tuple(self.term_at(p) for p in prefix)
             rest = self.term_at(rest_pointer) if rest_pointer else self.any
             contains = self.term_at(f"{pointer}/contains") if "contains" in node else None
-        min_items = _count(node.get("minItems"), 0)
-        max_items = _count(node.get("maxItems"), None)
-        min_contains = _count(node.get("minContains"), 1)
-        max_contains = _count(node.get("maxContains"), None)
+        min_items = count(node.get("minItems"), 0)
+        max_items = count(node.get("maxItems"), None)
+        min_contains = count(node.get("minContains"), 1)
+        max_contains = count(node.get("maxContains"), None)
         if contains is not None and min_contains == 0 and max_contains is None:
             contains = None
         unique = None
@@ -363,7 +366,7 @@ class SchemaCompiler:
             return []
         if not isinstance(node, dict):
             return None
-        if "const" in node:
+        if "const" in node and "const" not in self._ignored:
             return [node["const"]]
         if isinstance(node.get("enum"), list):
             return node["enum"]
@@ -402,8 +405,8 @@ class SchemaCompiler:
             named=tuple(named),
             required=frozenset(required),
             other_member=self._other_member(named_keys, patterns, additional, names),
-            min_properties=_count(node.get("minProperties"), 0),
-            max_properties=_count(node.get("maxProperties"), None),
+            min_properties=count(node.get("minProperties"), 0),
+            max_properties=count(node.get("maxProperties"), None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
             ws_max=self.ws_max,
         )
@@ -471,12 +474,6 @@ class SchemaCompiler:
             some = alt(*(content for content, _ in patterns))
             parts.append(alt(cat(string_of(some), rest(self.any)), cat(outside(some), rest(additional))))
         return intersect(*parts)
-
-
-def _count(value: object, default: int | None) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return default
-    return int(value)
 
 
 def _lower_bound(node: dict) -> tuple[Decimal | None, bool]:

@@ -7,6 +7,28 @@ pattern is written for interegular (no anchors, no lookaround).
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import dataclass
+
+from fsm.errors import UnsupportedSchema
+from fsm.json_schema.json_text import JSON_CHAR
+from fsm.regex import json_string_encoding, regex_term
+from fsm.terms import (
+    Term,
+    alt,
+    byte_range,
+    cat,
+    checked,
+    intersect,
+    literal,
+    opt,
+    plus,
+    repeat,
+    star,
+    thunk,
+)
+
 _D = "[0-9]"
 _YEAR = f"{_D}{{4}}"
 _LEAP_YEAR = f"(?:{_D}{{2}}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)"
@@ -20,7 +42,7 @@ _DATE = (
 )
 _HOUR, _MINUTE = "(?:[01][0-9]|2[0-3])", "[0-5][0-9]"
 _OFFSET = f"(?:[zZ]|[+-]{_HOUR}:{_MINUTE})"
-_TIME = f"{_HOUR}:{_MINUTE}:(?:[0-5][0-9]|60)(?:\\.{_D}+)?{_OFFSET}"
+_TIME = f"{_HOUR}:{_MINUTE}:[0-5][0-9](?:\\.{_D}+)?{_OFFSET}"
 _HEX = "[0-9a-fA-F]"
 _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = f"{_OCTET}(?:\\.{_OCTET}){{3}}"
@@ -40,22 +62,26 @@ _IPV6 = (
     ")"
 )
 _LABEL = "[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
-_HOSTNAME = f"{_LABEL}(?:\\.{_LABEL})*\\.?"
+_HOSTNAME = f"{_LABEL}(?:\\.{_LABEL})*"
 # RFC 3986, with characters outside ASCII refused (those make an IRI, not a URI).
 _PCT = f"%{_HEX}{{2}}"
 _UNRESERVED_SUB = "[a-zA-Z0-9._~!$&'()*+,;=-]"
 _PCHAR = f"(?:{_UNRESERVED_SUB}|{_PCT}|[:@])"
 _SCHEME = "[a-zA-Z][a-zA-Z0-9+.-]*"
-_AUTHORITY = f"(?:(?:{_UNRESERVED_SUB}|{_PCT}|:)*@)?(?:\\[[0-9a-fA-F:.]+\\]|(?:{_UNRESERVED_SUB}|{_PCT})*)(?::{_D}*)?"
+_AUTHORITY = f"(?:(?:{_UNRESERVED_SUB}|{_PCT}|:)*@)?(?:\\[{_IPV6}\\]|(?:{_UNRESERVED_SUB}|{_PCT})*)(?::{_D}*)?"
 _PATH_ABEMPTY = f"(?:/{_PCHAR}*)*"
 _HIER = f"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
 _QUERY = f"(?:\\?(?:{_PCHAR}|[/?])*)?"
 _FRAGMENT = f"(?:#(?:{_PCHAR}|[/?])*)?"
 _URI = f"{_SCHEME}:{_HIER}{_QUERY}{_FRAGMENT}"
-_RELATIVE_PART = f"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/?(?:(?:{_UNRESERVED_SUB}|{_PCT}|@)(?:{_PCHAR})*(?:/{_PCHAR}*)*)?)"
+_SEGMENT_NC = f"(?:{_UNRESERVED_SUB}|{_PCT}|@)+"
+_RELATIVE_PART = (
+    f"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?|{_SEGMENT_NC}(?:/{_PCHAR}*)*|)"
+)
 _URI_REFERENCE = f"(?:{_URI}|{_RELATIVE_PART}{_QUERY}{_FRAGMENT})"
 _EMAIL_LOCAL = "[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-_EMAIL = f"{_EMAIL_LOCAL}@(?:{_HOSTNAME}|\\[{_IPV4}\\])"
+_EMAIL_QUOTED = '"(?:[^"\\\\]|\\\\.)*"'
+_EMAIL = f"(?:{_EMAIL_LOCAL}|{_EMAIL_QUOTED})@(?:{_HOSTNAME}|\\[{_IPV4}\\]|\\[IPv6:{_IPV6}\\])"
 _DURATION_TIME = f"T(?:{_D}+H(?:{_D}+M(?:{_D}+S)?)?|{_D}+M(?:{_D}+S)?|{_D}+S)"
 _DURATION = (
     f"P(?:(?:{_D}+D|{_D}+M(?:{_D}+D)?|{_D}+Y(?:{_D}+M(?:{_D}+D)?)?)(?:{_DURATION_TIME})?"
@@ -65,8 +91,6 @@ _JSON_POINTER = "(?:/(?:[^/~]|~[01])*)*"
 
 FORMATS: dict[str, str] = {
     "date": _DATE,
-    "time": _TIME,
-    "date-time": f"{_DATE}[tT]{_TIME}",
     "email": _EMAIL,
     "idn-email": "[^@\\s]+@[^@\\s]+",
     "uuid": f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}",
@@ -81,7 +105,81 @@ FORMATS: dict[str, str] = {
 }
 """Enforced formats: name -> pattern that the whole decoded string must match."""
 
+UNENFORCED = frozenset({"idn-hostname", "iri", "iri-reference", "uri-template"})
+"""Standard formats that are not enforced: a schema using them is refused."""
 
-def format_pattern(name: str) -> str | None:
-    """The pattern enforcing ``name``, or None for formats that are annotations only."""
-    return FORMATS.get(name)
+
+@dataclass(frozen=True)
+class RegexSyntaxChecker:
+    """Encoded string contents that decode to a valid regular expression (``format: regex``).
+
+    Validity is Python's ``re`` minus its own extensions (named groups ``(?P``,
+    comments ``(?#``, inline flags), as ECMA 262 has none of them. A prefix is viable
+    unless it holds a raw quote (which would end the string).
+    """
+
+    alphabet = bytes(b for b in range(256) if b != 0x22)
+
+    def viable(self, text: bytes) -> bool:
+        return b'"' not in text
+
+    def accepts(self, text: bytes) -> bool:
+        try:
+            pattern = json.loads(b'"' + text + b'"')
+            if re.search(r"\(\?[P#aimsux]|\\a", pattern):
+                return False
+            re.compile(_ecma_to_python(pattern))
+        except re.error as error:  # ECMA 262 allows variable-width lookbehind
+            return "look-behind requires fixed-width" in str(error)
+        except (ValueError, RecursionError, OverflowError):
+            return False
+        return True
+
+
+def _ecma_to_python(pattern: str) -> str:
+    """Rewrite the ECMA 262 forms Python's ``re`` spells differently."""
+    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
+    pattern = re.sub(r"\\k<(\w+)>", r"(?P=\1)", pattern)
+    pattern = pattern.replace("[^]", "[\\s\\S]").replace("[]", "(?!)")
+    return re.sub(r"\\c[A-Za-z]", "\\\\x01", pattern)
+
+
+def _time_term() -> Term:
+    """RFC 3339 ``full-time``; a leap second only where it falls at 23:59:60 UTC."""
+    ordinary = regex_term(_TIME, encode_char=json_string_encoding)
+    return alt(ordinary, thunk(("format-leap-second",), _leap_seconds))
+
+
+def _leap_seconds() -> Term:
+    fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
+    options = []
+    for local in range(24 * 60):
+        ahead = (local - (23 * 60 + 59)) % (24 * 60)  # offset east of UTC
+        offsets = [f"+{ahead // 60:02d}:{ahead % 60:02d}", f"-{(-ahead) % 1440 // 60:02d}:{(-ahead) % 60:02d}"]
+        if ahead == 0:
+            offsets += ["Z", "z"]
+        stamp = f"{local // 60:02d}:{local % 60:02d}:60".encode()
+        options.append(cat(literal(stamp), fraction, alt(*(literal(o.encode()) for o in offsets))))
+    return alt(*options)
+
+
+def format_content(name: str) -> Term | None:
+    """The encoded string contents of format ``name``; None for annotation-only formats.
+
+    Raises ``UnsupportedSchema("format")`` for the standard formats not enforced.
+    """
+    if name in UNENFORCED:
+        raise UnsupportedSchema("format", f"{name!r} is not enforced")
+    if name == "time":
+        return _time_term()
+    if name == "date-time":
+        return cat(regex_term(f"{_DATE}[tT]", encode_char=json_string_encoding), _time_term())
+    if name == "regex":
+        return intersect(star(JSON_CHAR), checked(RegexSyntaxChecker()))
+    pattern = FORMATS.get(name)
+    if pattern is None:
+        return None
+    content = regex_term(pattern, encode_char=json_string_encoding)
+    if name == "hostname":
+        content = intersect(content, repeat(JSON_CHAR, 1, 253))
+    return content

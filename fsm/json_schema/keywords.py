@@ -39,3 +39,25 @@ REFUSED = frozenset(
     }
 )
 """Validation keywords that are known but not implemented: they raise ``UnsupportedSchema``."""
+
+_SINCE_2019 = frozenset(
+    {
+        "dependentRequired", "dependentSchemas", "minContains", "maxContains",
+        "unevaluatedProperties", "unevaluatedItems", "$recursiveRef",
+    }
+)
+_SINCE_7 = frozenset({"if", "then", "else"}) | _SINCE_2019
+_SINCE_6 = frozenset({"const", "contains", "propertyNames"}) | _SINCE_7
+
+
+def ignored_by_draft(draft: int) -> frozenset[str]:
+    """Keywords a schema of ``draft`` does not have yet: they are plain annotations there."""
+    if draft <= 4:
+        return _SINCE_6 | {"prefixItems", "$dynamicRef"}
+    if draft == 6:
+        return _SINCE_7 | {"prefixItems", "$dynamicRef"}
+    if draft == 7:
+        return _SINCE_2019 | {"prefixItems", "$dynamicRef"}
+    if draft == 2019:
+        return frozenset({"prefixItems", "$dynamicRef"})
+    return frozenset({"$recursiveRef"})

@@ -9,13 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fsm.errors import UnsupportedRegex
-from fsm.json_schema.formats import format_pattern
+from fsm.errors import UnsupportedRegex, UnsupportedSchema
+from fsm.json_schema.formats import format_content
 from fsm.json_schema.json_text import JSON_CHAR, string_of
-from fsm.regex import json_string_encoding, regex_term, search_term
+from fsm.regex import json_string_encoding, search_term
 from fsm.terms import EMPTY, Term, intersect, repeat, star
 
 Refuse = Callable[[str, str], None]
+
+
+def count(value: object, default: int | None) -> int | None:
+    """A non-negative integer keyword value (``2.0`` counts as 2), else ``default``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return default
+    if isinstance(value, float) and not value.is_integer():
+        return default
+    return int(value)
 
 
 def pattern_content(pattern: str) -> Term:
@@ -26,12 +35,8 @@ def pattern_content(pattern: str) -> Term:
 def string_term(node: dict, refuse: Refuse) -> Term:
     """The JSON strings meeting the string keywords of ``node``."""
     parts = []
-    low = node.get("minLength", 0)
-    high = node.get("maxLength")
-    if not isinstance(low, int) or isinstance(low, bool):
-        low = 0
-    if not isinstance(high, int) or isinstance(high, bool):
-        high = None
+    low = count(node.get("minLength"), 0)
+    high = count(node.get("maxLength"), None)
     if low > 0 or high is not None:
         if high is not None and high < low:
             return EMPTY
@@ -43,6 +48,12 @@ def string_term(node: dict, refuse: Refuse) -> Term:
         except UnsupportedRegex as error:
             refuse("pattern", str(error))
     name = node.get("format")
-    if isinstance(name, str) and (regex := format_pattern(name)) is not None:
-        parts.append(regex_term(regex, encode_char=json_string_encoding))
+    if isinstance(name, str):
+        try:
+            content = format_content(name)
+        except UnsupportedSchema as error:
+            refuse("format", error.detail)
+            content = None
+        if content is not None:
+            parts.append(content)
     return string_of(intersect(*parts) if parts else star(JSON_CHAR))
