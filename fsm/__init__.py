@@ -16,7 +16,7 @@ from fsm.errors import (
 )
 from fsm.grammar import GrammarAutomaton
 from fsm.index import TokenIndex
-from fsm.specs import Choice, Grammar, Regex
+from fsm.specs import Choice, Grammar, JsonSchema, Regex
 from fsm.vocabulary import Vocabulary
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "ConstraintTooLarge",
     "FsmError",
     "Grammar",
+    "JsonSchema",
     "GrammarAutomaton",
     "IndexCache",
     "InvalidSpec",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from fsm.errors import InvalidSpec
 from fsm.grammar import GrammarAutomaton
+from fsm.json_schema import DEFAULT_WHITESPACE_MAX, property_orders, schema_term
+from fsm.json_schema.types import is_python_type, type_schema
 from fsm.regex import regex_term
 from fsm.terms import Term, alt, literal
 
@@ -88,3 +90,64 @@ class Grammar:
         """The lazily built byte automaton (raises ``InvalidSpec`` for a grammar lark
         rejects or one that is not LALR(1))."""
         return GrammarAutomaton(self, max_states=max_states)
+
+
+@dataclass(frozen=True, init=False)
+class JsonSchema:
+    """JSON text that is an instance of a JSON schema (draft 4 to 2020-12).
+
+    ``schema`` may be a schema (dict or bool), its JSON text, or a Python type
+    (pydantic model, dataclass, TypedDict, Literal, Enum, builtins and their generic
+    forms). ``whitespace_max`` bounds each run of whitespace between tokens;
+    ``strict=False`` ignores unsupported keywords with a warning instead of raising
+    ``fsm.UnsupportedSchema``. See docs/json_schema.md.
+    """
+
+    schema_json: str
+    whitespace_max: int
+    strict: bool
+
+    def __init__(
+        self,
+        schema: object,
+        *,
+        whitespace_max: int = DEFAULT_WHITESPACE_MAX,
+        strict: bool = True,
+    ) -> None:
+        if isinstance(schema, str):
+            try:
+                schema = json.loads(schema)
+            except ValueError as error:
+                raise InvalidSpec(f"JsonSchema text is not JSON: {error}") from None
+        elif is_python_type(schema):
+            schema = type_schema(schema)
+        if not isinstance(schema, dict | bool):
+            raise InvalidSpec(f"a JSON schema is an object or a boolean, got {type(schema).__name__}")
+        if not isinstance(whitespace_max, int) or whitespace_max < 0:
+            raise InvalidSpec("whitespace_max must be a non-negative int")
+        try:
+            text = json.dumps(schema, ensure_ascii=False)
+        except (TypeError, ValueError) as error:
+            raise InvalidSpec(f"JSON schema is not JSON-serialisable: {error}") from None
+        object.__setattr__(self, "schema_json", text)
+        object.__setattr__(self, "whitespace_max", whitespace_max)
+        object.__setattr__(self, "strict", bool(strict))
+
+    @property
+    def schema(self) -> dict | bool:
+        """The normalized schema (a fresh copy)."""
+        return json.loads(self.schema_json)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 of the canonical JSON of the schema (keys sorted) and the options."""
+        payload = {"schema": self.schema, "whitespace_max": self.whitespace_max, "strict": self.strict}
+        return _fingerprint("json_schema", payload)
+
+    def term(self) -> Term:
+        return schema_term(self.schema, whitespace_max=self.whitespace_max, strict=self.strict)
+
+    def key_order(self) -> dict[str, list[str]]:
+        """Per object schema (JSON pointer), its property names in schema order: the
+        order generation may prefer, which the constraint itself does not enforce."""
+        return property_orders(self.schema)

@@ -7,6 +7,7 @@ it. See ``docs/json_schema.md`` for the supported keywords and the documented bo
 from __future__ import annotations
 
 from fsm.json_schema.compile import SchemaCompiler, matches
+from fsm.json_schema.types import type_schema
 from fsm.terms import Term
 
 DEFAULT_WHITESPACE_MAX = 8
@@ -23,4 +24,21 @@ def schema_term(schema: object, *, whitespace_max: int = DEFAULT_WHITESPACE_MAX,
     return SchemaCompiler(schema, whitespace_max=whitespace_max, strict=strict).root_term()
 
 
-__all__ = ["DEFAULT_WHITESPACE_MAX", "SchemaCompiler", "matches", "schema_term"]
+def property_orders(schema: object) -> dict[str, list[str]]:
+    """Property names in schema order for every object schema, by JSON pointer.
+
+    Objects accept their keys in any order; this is the order a generator may prefer.
+    """
+    compiler = SchemaCompiler(schema, whitespace_max=0, strict=False)
+    compiler.root_term()
+    return dict(compiler.key_orders)
+
+
+__all__ = [
+    "DEFAULT_WHITESPACE_MAX",
+    "SchemaCompiler",
+    "matches",
+    "property_orders",
+    "schema_term",
+    "type_schema",
+]
