@@ -1,6 +1,6 @@
 """seqstate: composable structured generation over immutable sequence states."""
 
-from seqstate.detokenize import Chunk, Decoded, DetokState, Detokenizer, StopMatch, decode_tokens
+from seqstate.detokenize import Chunk, Decoded, Detokenizer, DetokState, StopMatch, decode_tokens
 from seqstate.engine import Engine, VocabularyLike
 from seqstate.errors import (
     CaptureParseError,
@@ -17,12 +17,35 @@ from seqstate.errors import (
     UnknownTokenId,
 )
 from seqstate.generator import Generator
+from seqstate.generators import InvalidGenerator, SpanGenerator, choice, gen, grammar, json, regex
+from seqstate.hooks import Accept, Backtrack, Replace, Resample, TokenEvent
 from seqstate.kv import KVRef, kv_prefix
 from seqstate.row import ResumePoint, Row
+from seqstate.samplers import Beam, Greedy, InvalidSampler, Sample, beam, greedy, sample
 from seqstate.segment import UNKNOWN_STATE, Origin, Segment, Span
 from seqstate.state import SequenceState, TokenView, batch
 
 __all__ = [
+    "Accept",
+    "Backtrack",
+    "Beam",
+    "Greedy",
+    "InvalidGenerator",
+    "InvalidSampler",
+    "Replace",
+    "Resample",
+    "Sample",
+    "SpanGenerator",
+    "TokenEvent",
+    "beam",
+    "choice",
+    "gen",
+    "grammar",
+    "greedy",
+    "json",
+    "load_model",
+    "regex",
+    "sample",
     "UNKNOWN_STATE",
     "CaptureParseError",
     "Chunk",
@@ -56,3 +79,13 @@ __all__ = [
     "decode_tokens",
     "kv_prefix",
 ]
+
+
+def __getattr__(name: str):
+    """``ss.load_model`` and ``ss.Model`` come from ``backends`` on first use, so that
+    ``import seqstate`` never loads torch (and no import cycle exists)."""
+    if name in ("load_model", "Model"):
+        import backends.model
+
+        return getattr(backends.model, name)
+    raise AttributeError(f"module 'seqstate' has no attribute {name!r}")
