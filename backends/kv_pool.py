@@ -153,8 +153,9 @@ class KVPool:
         if ref.pool is not self:
             raise ValueError("this KVRef belongs to another pool")
         shape = (self.keys.shape[0], -1, *self.keys.shape[3:])
-        keys = self.keys[:, ref.block_ids].reshape(shape)[:, : ref.length]
-        values = self.values[:, ref.block_ids].reshape(shape)[:, : ref.length]
+        blocks = torch.tensor(ref.block_ids, device=self.keys.device)
+        keys = self.keys[:, blocks].reshape(shape)[:, : ref.length]
+        values = self.values[:, blocks].reshape(shape)[:, : ref.length]
         return keys, values
 
     @property
