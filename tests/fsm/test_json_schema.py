@@ -1,0 +1,339 @@
+"""JSON schema to terms: each keyword means what the specification says.
+
+``accepts`` walks the bytes of ``json.dumps(instance)`` over the term's derivatives;
+``jsonschema`` (with format checking) is the oracle wherever it agrees with the spec.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import jsonschema
+import pytest
+
+import fsm
+from fsm.json_schema import matches, property_orders, schema_term
+
+
+def accepts(schema: object, instance: object, **options: object) -> bool:
+    return matches(schema_term(schema, **options), json.dumps(instance, ensure_ascii=False).encode())
+
+
+def accepts_text(schema: object, text: str, **options: object) -> bool:
+    return matches(schema_term(schema, **options), text.encode())
+
+
+def agrees_with_oracle(schema: dict, instances: list) -> None:
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    oracle = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    term = schema_term(schema)
+    for instance in instances:
+        text = json.dumps(instance, ensure_ascii=False).encode()
+        assert matches(term, text) == oracle.is_valid(instance), (schema, instance)
+
+
+# ------------------------------------------------------------------ objects
+
+
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+    "required": ["name"],
+}
+
+
+def test_object_keys_in_any_order_each_named_key_once() -> None:
+    assert accepts(PERSON, {"name": "a", "age": 3})
+    assert accepts(PERSON, {"age": 3, "name": "a"})
+    assert not accepts_text(PERSON, '{"name": "a", "name": "b"}')
+    assert not accepts(PERSON, {"age": 3})
+
+
+def test_additional_properties_absent_allows_any_value() -> None:
+    assert accepts(PERSON, {"name": "a", "extra": [1, {"x": None}]})
+    assert accepts({"type": "object"}, {"anything": {"goes": [True, 1.5, "s"]}})
+
+
+def test_additional_properties_false_and_schema() -> None:
+    closed = {**PERSON, "additionalProperties": False}
+    assert not accepts(closed, {"name": "a", "extra": 1})
+    typed = {**PERSON, "additionalProperties": {"type": "integer"}}
+    assert accepts(typed, {"name": "a", "extra": 1})
+    assert not accepts(typed, {"name": "a", "extra": "no"})
+
+
+def test_pattern_properties_combine_with_names_and_additional() -> None:
+    schema = {
+        "properties": {"x_fixed": {"type": "string"}},
+        "patternProperties": {"^x_": {"maxLength": 3}, "^n": {"type": "number"}},
+        "additionalProperties": False,
+    }
+    agrees_with_oracle(
+        schema,
+        [
+            {"x_fixed": "abc"},
+            {"x_fixed": "abcd"},
+            {"x_other": "ab"},
+            {"x_other": "abcdef"},
+            {"num": 3},
+            {"num": "3"},
+            {"other": 1},
+            {"x_n": 5},
+        ],
+    )
+
+
+def test_property_count_and_names() -> None:
+    schema = {"minProperties": 1, "maxProperties": 2, "propertyNames": {"maxLength": 2}}
+    agrees_with_oracle(schema, [{}, {"a": 1}, {"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 3}, {"abc": 1}, 5])
+
+
+def test_dependent_required_and_schemas() -> None:
+    schema = {
+        "dependentRequired": {"card": ["billing"]},
+        "dependentSchemas": {"a": {"required": ["b"]}},
+    }
+    agrees_with_oracle(
+        schema, [{}, {"card": 1}, {"card": 1, "billing": 2}, {"a": 1}, {"a": 1, "b": 2}, "x"]
+    )
+
+
+def test_property_orders_follow_the_schema() -> None:
+    assert property_orders(PERSON) == {"": ["name", "age"]}
+
+
+# ------------------------------------------------------------------ whitespace
+
+
+def test_whitespace_dumps_compact_and_bounded() -> None:
+    value = {"a": [1, 2], "b": {"c": None}}
+    assert accepts(PERSON | {"required": []}, value)
+    assert accepts_text({}, json.dumps(value, separators=(",", ":")))
+    assert accepts_text({}, json.dumps(value, indent=2))
+    assert not accepts_text({}, '{"a":' + " " * 9 + "1}")
+    assert accepts_text({}, '{"a":' + " " * 9 + "1}", whitespace_max=9)
+    assert not accepts_text({}, " 1")  # nothing before or after the value
+    assert not accepts_text({}, '{"a": 1}', whitespace_max=0)
+
+
+# ------------------------------------------------------------------ values
+
+
+def test_enum_and_const_compare_values() -> None:
+    schema = {"enum": [1, "a", {"x": [1, 2], "y": None}, True]}
+    assert accepts(schema, 1.0)
+    assert accepts_text(schema, '{"y": null, "x": [1, 2]}')
+    assert not accepts(schema, {"x": [1, 2]})
+    assert not accepts(schema, 2)
+    assert accepts({"const": True}, True) and not accepts({"const": True}, 1)
+    assert not accepts({"const": 1}, True)
+
+
+def test_type_lists_and_nullable_unions() -> None:
+    schema = {"type": ["string", "null"], "minLength": 2}
+    agrees_with_oracle(schema, ["ab", "a", None, 3, [], {}])
+
+
+# ------------------------------------------------------------------ numbers
+
+
+def test_number_bounds_exact() -> None:
+    schema = {"type": "number", "minimum": 1.5, "exclusiveMaximum": 10}
+    agrees_with_oracle(schema, [1.5, 1.4999, 9.999, 10, 10.0, 15e-1, 1e1, -3, 0, "x"])
+
+
+def test_draft4_boolean_exclusive_bounds() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "integer",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+        "maximum": 5,
+    }
+    agrees_with_oracle(schema, [0, 1, 5, 6, -1])
+
+
+def test_integer_values_by_draft() -> None:
+    assert accepts({"type": "integer"}, 1.0)
+    assert accepts({"type": "integer", "minimum": 0}, 2.0)
+    assert not accepts({"type": "integer"}, 1.5)
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}
+    assert not accepts(draft4, 1.0) and accepts(draft4, -12)
+
+
+def test_multiple_of_exact_with_decimals() -> None:
+    # Decimal arithmetic, as the spec means it (jsonschema's float division rejects 0.07).
+    schema = {"type": "number", "multipleOf": 0.01}
+    for value in (0.07, 1.23, 100, -0.5, 1e-2):
+        assert accepts(schema, value), value
+    for value in (1.234, 0.001, "1"):
+        assert not accepts(schema, value), value
+
+
+# ------------------------------------------------------------------ strings
+
+
+def test_string_lengths_count_code_points() -> None:
+    schema = {"type": "string", "minLength": 2, "maxLength": 3}
+    agrees_with_oracle(schema, ["é", "éé", "日本語", "日本語x", 'a"', "\n\t"])
+
+
+def test_pattern_searches_unless_anchored() -> None:
+    assert accepts({"pattern": "b+"}, "abbc")
+    assert not accepts({"pattern": "^b+$"}, "abbc")
+    assert accepts({"pattern": "^a|c$"}, "abc")
+    assert accepts({"pattern": '^"\\\\$'}, '"\\')
+
+
+def test_formats_are_asserted() -> None:
+    cases = {
+        "date": (["2024-02-29", "2023-12-31"], ["2023-02-29", "2024-13-01", "24-01-01"]),
+        "date-time": (["2024-01-01T12:00:00Z", "2024-01-01T12:00:00.5+02:00"], ["2024-01-01 12:00:00"]),
+        "time": (["23:59:60Z", "10:00:00-05:00"], ["22:59:60Z", "10:00"]),
+        "email": (["a.b@example.com"], ["nope", "a@@b"]),
+        "uuid": (["123e4567-e89b-12d3-a456-426614174000"], ["123e4567"]),
+        "uri": (["https://example.com/a?b#c", "urn:isbn:123"], ["example.com", "http://a b"]),
+        "ipv4": (["192.168.0.1"], ["256.0.0.1", "1.2.3"]),
+        "ipv6": (["::1", "2001:db8::8a2e:370:7334"], ["12345::", "1:2"]),
+        "hostname": (["example.com"], ["-bad.com", "a..b"]),
+        "regex": (["^a+$"], ["*", "(unclosed"]),
+    }
+    for name, (good, bad) in cases.items():
+        term = schema_term({"format": name})
+        for value in good:
+            assert matches(term, json.dumps(value).encode()), (name, value)
+        for value in bad:
+            assert not matches(term, json.dumps(value).encode()), (name, value)
+    assert accepts({"format": "made-up"}, "anything")  # unknown formats annotate
+
+
+# ------------------------------------------------------------------ arrays
+
+
+def test_items_prefix_items_and_counts() -> None:
+    schema = {"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": {"type": "boolean"}, "maxItems": 3}
+    agrees_with_oracle(schema, [[], [1], [1, "a"], [1, "a", True], [1, "a", True, False], ["a"], [1, 2]])
+
+
+def test_draft4_array_items_and_additional_items() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "items": [{"type": "integer"}],
+        "additionalItems": False,
+        "minItems": 1,
+    }
+    agrees_with_oracle(schema, [[], [1], [1, 2], ["a"]])
+
+
+def test_contains_counts() -> None:
+    schema = {"contains": {"type": "integer"}, "minContains": 2, "maxContains": 3}
+    agrees_with_oracle(schema, [[1], [1, 2], [1, "a", 2, 3], [1, 2, 3, 4], []])
+
+
+def test_unique_items_over_finite_values() -> None:
+    schema = {"type": "array", "items": {"enum": ["a", "b", 1]}, "uniqueItems": True}
+    agrees_with_oracle(schema, [[], ["a", "b"], ["a", "a"], [1, 1.0], ["a", 1, "b"], ["c"]])
+
+
+def test_unique_items_over_infinite_values_is_refused() -> None:
+    with pytest.raises(fsm.UnsupportedSchema) as error:
+        schema_term({"items": {"type": "string"}, "uniqueItems": True})
+    assert error.value.keyword == "uniqueItems"
+    with pytest.warns(UserWarning):
+        term = schema_term({"items": {"type": "string"}, "uniqueItems": True}, strict=False)
+    assert matches(term, b'["a", "a"]')
+
+
+# ------------------------------------------------------------------ applicators
+
+
+def test_one_of_is_exact_when_branches_overlap() -> None:
+    schema = {"oneOf": [{"type": "integer"}, {"minimum": 5}]}
+    agrees_with_oracle(schema, [1, 7, 7.5, "x"])
+
+
+def test_one_of_discriminated_objects() -> None:
+    schema = {
+        "oneOf": [
+            {"type": "object", "properties": {"k": {"const": "a"}, "v": {"type": "integer"}}, "required": ["k"]},
+            {"type": "object", "properties": {"k": {"const": "b"}, "v": {"type": "string"}}, "required": ["k"]},
+        ]
+    }
+    agrees_with_oracle(schema, [{"k": "a", "v": 1}, {"k": "b", "v": "s"}, {"k": "a", "v": "s"}, {"k": "c"}])
+
+
+def test_all_of_any_of_not_if_then_else() -> None:
+    schema = {
+        "allOf": [{"type": ["integer", "string"]}, {"not": {"const": 3}}],
+        "anyOf": [{"type": "string"}, {"minimum": 0}],
+        "if": {"type": "integer"},
+        "then": {"maximum": 10},
+        "else": {"maxLength": 2},
+    }
+    agrees_with_oracle(schema, [1, 3, 11, -1, "ab", "abc", None, 2.5])
+
+
+def test_ref_siblings_depend_on_the_draft() -> None:
+    defs = {"definitions": {"s": {"type": "string"}}}
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#/definitions/s", "maxLength": 1, **defs}
+    draft2020 = {"$ref": "#/definitions/s", "maxLength": 1, **defs}
+    assert accepts(draft7, "abc")
+    assert not accepts(draft2020, "abc") and accepts(draft2020, "a")
+
+
+def test_recursive_refs_have_no_depth_bound() -> None:
+    schema = {
+        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}, "additionalProperties": False}},
+        "$ref": "#/$defs/node",
+    }
+    deep: dict = {}
+    for _ in range(60):
+        deep = {"next": deep}
+    assert accepts(schema, deep)
+    deep["bad"] = 1
+    assert not accepts(schema, deep)
+
+
+def test_refs_by_id_and_anchor() -> None:
+    schema = {
+        "$id": "https://example.com/root.json",
+        "properties": {"a": {"$ref": "item.json"}, "b": {"$ref": "#num"}},
+        "$defs": {"item": {"$id": "item.json", "type": "string"}, "n": {"$anchor": "num", "type": "number"}},
+    }
+    agrees_with_oracle(schema, [{"a": "x", "b": 1}, {"a": 1}, {"b": "x"}])
+
+
+def test_unsupported_refs_and_keywords_name_the_keyword() -> None:
+    with pytest.raises(fsm.UnsupportedSchema) as error:
+        schema_term({"$ref": "https://example.com/other.json"})
+    assert error.value.keyword == "$ref"
+    with pytest.raises(fsm.UnsupportedSchema) as error:
+        schema_term({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"})
+    assert error.value.keyword == "$ref"
+    with pytest.raises(fsm.UnsupportedSchema) as error:
+        schema_term({"unevaluatedItems": False})
+    assert error.value.keyword == "unevaluatedItems"
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert matches(schema_term({"unevaluatedItems": False}, strict=False), b"[1]")
+
+
+def test_draft_keywords_missing_from_old_drafts_are_annotations() -> None:
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "const": 1, "if": {}, "then": False}
+    assert accepts(draft4, 2)
+
+
+# ------------------------------------------------------------------ spec
+
+
+def test_json_schema_spec_is_frozen_hashable_and_fingerprinted() -> None:
+    a = fsm.JsonSchema(PERSON)
+    b = fsm.JsonSchema(json.dumps(PERSON))
+    assert a == b and hash(a) == hash(b) and a.fingerprint == b.fingerprint
+    assert fsm.JsonSchema(PERSON, whitespace_max=1).fingerprint != a.fingerprint
+    with pytest.raises(AttributeError):
+        a.strict = False  # type: ignore[misc]
+    with pytest.raises(fsm.InvalidSpec):
+        fsm.JsonSchema([1, 2])
+    assert matches(a.term(), b'{"name": "x"}')

@@ -1,0 +1,141 @@
+"""Property tests: for random schemas and instances our verdict equals jsonschema's.
+
+Schemas are drawn from the keywords whose jsonschema semantics is exact (integer
+``multipleOf`` only: jsonschema divides floats). Instances use the same small key and
+value alphabets as the schemas so that both verdicts occur.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Context, Decimal, localcontext
+
+import jsonschema
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fsm.json_schema import matches, schema_term
+from fsm.json_schema.numbers import NumberChecker
+
+KEYS = ["a", "b", "é"]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 12),
+    st.sampled_from([0.5, 2.0, -1.25, 1e-7, 3e20]),
+    st.sampled_from(["", "a", "ab", "b\"", "日本", "x1"]),
+)
+instances = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _leaf_schemas() -> st.SearchStrategy[dict]:
+    number = st.fixed_dictionaries(
+        {"type": st.sampled_from(["integer", "number"])},
+        optional={
+            "minimum": st.integers(-2, 5),
+            "exclusiveMaximum": st.sampled_from([3, 4.5, 10]),
+            "multipleOf": st.sampled_from([2, 3]),
+        },
+    )
+    string = st.fixed_dictionaries(
+        {"type": st.just("string")},
+        optional={
+            "minLength": st.integers(0, 2),
+            "maxLength": st.integers(1, 3),
+            "pattern": st.sampled_from(["a", "^a", "b$", "^[a-z]*$", "\\d"]),
+        },
+    )
+    constant = st.one_of(
+        st.builds(lambda v: {"const": v}, instances), st.builds(lambda vs: {"enum": vs}, st.lists(instances, min_size=1, max_size=3))
+    )
+    simple = st.sampled_from([{}, {"type": "null"}, {"type": "boolean"}, {"type": ["string", "null"]}, True, False])
+    return st.one_of(number, string, constant, simple)
+
+
+def _compound(inner: st.SearchStrategy) -> st.SearchStrategy:
+    obj = st.fixed_dictionaries(
+        {"type": st.just("object")},
+        optional={
+            "properties": st.dictionaries(st.sampled_from(KEYS), inner, max_size=2),
+            "required": st.lists(st.sampled_from(KEYS), max_size=2, unique=True),
+            "additionalProperties": st.one_of(st.booleans(), inner),
+            "patternProperties": st.dictionaries(st.sampled_from(["^a", "b"]), inner, max_size=1),
+            "maxProperties": st.integers(0, 2),
+        },
+    )
+    arr = st.fixed_dictionaries(
+        {"type": st.just("array")},
+        optional={
+            "items": inner,
+            "prefixItems": st.lists(inner, max_size=2),
+            "minItems": st.integers(0, 2),
+            "maxItems": st.integers(0, 3),
+            "contains": inner,
+        },
+    )
+    combos = st.one_of(
+        st.builds(lambda xs: {"anyOf": xs}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda xs: {"allOf": xs}, st.lists(inner, min_size=1, max_size=2)),
+        st.builds(lambda xs: {"oneOf": xs}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda x: {"not": x}, inner),
+        st.builds(lambda a, b, c: {"if": a, "then": b, "else": c}, inner, inner, inner),
+    )
+    return st.one_of(obj, arr, combos)
+
+
+schemas = st.recursive(_leaf_schemas(), _compound, max_leaves=6)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schemas, st.lists(instances, min_size=1, max_size=6))
+def test_verdicts_match_jsonschema(schema: object, values: list) -> None:
+    validator = jsonschema.Draft202012Validator(schema)
+    term = schema_term(schema)
+    for value in values:
+        for text in (json.dumps(value, ensure_ascii=False), json.dumps(value, separators=(",", ":"), ensure_ascii=False)):
+            assert matches(term, text.encode()) == validator.is_valid(value), (schema, text)
+
+
+numbers = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(lambda d: f"{d:f}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
+)
+checkers = st.builds(
+    NumberChecker,
+    minimum=st.none() | st.decimals(-100, 100, places=2),
+    exclusive_minimum=st.booleans(),
+    maximum=st.none() | st.decimals(-100, 1000, places=2),
+    exclusive_maximum=st.booleans(),
+    multiple_of=st.none() | st.sampled_from([Decimal("0.5"), Decimal(3), Decimal("0.01")]),
+    integer=st.booleans(),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(checkers, numbers)
+def test_number_checker_never_prunes_an_accepted_number(checker: NumberChecker, text: str) -> None:
+    data = text.encode()
+    if checker.accepts(data):
+        assert all(checker.viable(data[:i]) for i in range(len(data) + 1))
+
+
+@settings(max_examples=400, deadline=None)
+@given(checkers, numbers)
+def test_number_checker_accepts_by_exact_value(checker: NumberChecker, text: str) -> None:
+    value = Decimal(text)
+    with localcontext(Context(prec=2000)):
+        multiple = checker.multiple_of is None or (value / checker.multiple_of) % 1 == 0
+    expected = (
+        (checker.minimum is None or value > checker.minimum or (value == checker.minimum and not checker.exclusive_minimum))
+        and (checker.maximum is None or value < checker.maximum or (value == checker.maximum and not checker.exclusive_maximum))
+        and (not checker.integer or value == value.to_integral_value())
+        and multiple
+    )
+    assert checker.accepts(text.encode()) == expected
