@@ -1,0 +1,63 @@
+"""The conformance runner on small fixed samples of the shared data (bytes mode)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from fsm.conformance import ByteWalker, Case, main, read_cases, run
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+MASKBENCH = DATA / "maskbench-dev.jsonl.gz"
+SUITE = DATA / "json-schema-test-suite-2020-12.jsonl.gz"
+SUPPORTED_SUITE_FILES = {
+    "additionalProperties.json", "allOf.json", "anyOf.json", "boolean_schema.json", "const.json",
+    "contains.json", "default.json", "defs.json", "dependentRequired.json", "dependentSchemas.json",
+    "enum.json", "exclusiveMaximum.json", "exclusiveMinimum.json", "if-then-else.json",
+    "items.json", "maxContains.json", "maxItems.json", "maxLength.json", "maxProperties.json",
+    "maximum.json", "minContains.json", "minItems.json", "minLength.json", "minProperties.json",
+    "minimum.json", "multipleOf.json", "not.json", "oneOf.json", "pattern.json",
+    "patternProperties.json", "prefixItems.json", "properties.json", "propertyNames.json",
+    "required.json", "type.json", "uniqueItems.json",
+}
+
+
+def test_runner_counts_right_wrong_and_unsupported() -> None:
+    cases = [
+        Case("ok", {"type": "integer"}, [{"valid": True, "data": 1}, {"valid": False, "data": "x"}]),
+        Case("mislabelled", {"type": "integer"}, [{"valid": False, "data": 1}]),
+        Case("unsupported", {"$ref": "https://example.com/x.json"}, [{"valid": True, "data": 1}]),
+    ]
+    report = run(iter(cases), ByteWalker)
+    assert report.outcomes["compiled"] == 2 and report.outcomes["unsupported"] == 1
+    assert report.unsupported["$ref"] == 1
+    assert report.tests_right == 2 and report.passing == 1
+    assert [w[0] for w in report.wrong] == ["mislabelled"]
+
+
+def test_cli_writes_table_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "cases.jsonl"
+    data.write_text(json.dumps({"name": "n", "schema": {"const": 1}, "tests": [{"valid": False, "data": 1}]}) + "\n")
+    errors = tmp_path / "errors.txt"
+    assert main([str(data), "--bytes", "--errors-out", str(errors)]) == 0
+    assert "passing schemas" in capsys.readouterr().out
+    assert errors.read_text().startswith("WRONG ACCEPT\tn\t1")
+
+
+@pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
+def test_maskbench_sample_has_no_validation_errors() -> None:
+    sample = itertools.islice(read_cases(MASKBENCH), 0, None, 170)
+    report = run(sample, ByteWalker)
+    assert report.schemas == 50
+    assert report.wrong == []
+    assert report.passing >= 45
+
+
+@pytest.mark.skipif(not SUITE.exists(), reason="shared data not present")
+def test_suite_supported_keywords_have_no_validation_errors() -> None:
+    cases = [c for c in read_cases(SUITE) if c.name.split(":")[0] in SUPPORTED_SUITE_FILES]
+    report = run(iter(cases), ByteWalker)
+    assert report.wrong == []
