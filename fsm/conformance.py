@@ -89,7 +89,9 @@ class ByteWalker:
 class TokenWalker:
     """Validates instances token by token through a ``TokenIndex``, timing masks."""
 
-    def __init__(self, term: Term, vocabulary: object, tokenizer: object, mask_times: list[float]) -> None:
+    def __init__(
+        self, term: Term, vocabulary: object, tokenizer: object, mask_times: list[float]
+    ) -> None:
         from fsm.derivative_automaton import DerivativeAutomaton
         from fsm.index import TokenIndex
 
@@ -121,6 +123,29 @@ class Report:
     compile_times: list[float] = field(default_factory=list)
     mask_times: list[float] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    per_case: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+    def group_table(self) -> str:
+        """Markdown table per group (the Test-Suite file: the name before ``:``)."""
+        groups: dict[str, Counter] = {}
+        for name, outcome, total, right in self.per_case:
+            group = groups.setdefault(name.split(":")[0], Counter())
+            group["schemas"] += 1
+            group[outcome] += 1
+            group["tests"] += total
+            group["right"] += right
+            group["compiled tests"] += total if outcome == "compiled" else 0
+        lines = [
+            "| file | schemas | compiled | unsupported | tests right | wrong |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name in sorted(groups):
+            g = groups[name]
+            lines.append(
+                f"| {name} | {g['schemas']} | {g['compiled']} | {g['schemas'] - g['compiled']} "
+                f"| {g['right']} / {g['tests']} | {g['compiled tests'] - g['right']} |"
+            )
+        return "\n".join(lines)
 
     def table(self) -> str:
         def pct(values: list[float], q: float) -> str:
@@ -135,14 +160,26 @@ class Report:
             ("tests right", f"{self.tests_right} / {self.tests}"),
             ("validation errors (wrong accept)", sum(1 for w in self.wrong if not w[2])),
             ("validation errors (wrong reject)", sum(1 for w in self.wrong if w[2])),
-            ("passing schemas", f"{self.passing} ({100 * self.passing / max(self.schemas, 1):.2f}%)"),
-            ("compile time p50 / p90 / p99", " / ".join(pct(self.compile_times, q) for q in (50, 90, 99))),
-            ("per-token mask time p50 / p99", " / ".join(pct(self.mask_times, q) for q in (50, 99))),
+            (
+                "passing schemas",
+                f"{self.passing} ({100 * self.passing / max(self.schemas, 1):.2f}%)",
+            ),
+            (
+                "compile time p50 / p90 / p99",
+                " / ".join(pct(self.compile_times, q) for q in (50, 90, 99)),
+            ),
+            (
+                "per-token mask time p50 / p99",
+                " / ".join(pct(self.mask_times, q) for q in (50, 99)),
+            ),
         ]
         width = max(len(r[0]) for r in rows)
         lines = [f"{label.ljust(width)}  {value}" for label, value in rows]
         if self.unsupported:
-            lines.append("unsupported keywords: " + ", ".join(f"{k} {n}" for k, n in self.unsupported.most_common()))
+            lines.append(
+                "unsupported keywords: "
+                + ", ".join(f"{k} {n}" for k, n in self.unsupported.most_common())
+            )
         return "\n".join(lines)
 
 
@@ -161,23 +198,29 @@ def run(
         report.tests += len(case.tests)
         start = time.perf_counter()
         try:
-            walker = with_budget(compile_budget, lambda: make_walker(schema_term(case.schema, **options)))
+            walker = with_budget(
+                compile_budget, lambda: make_walker(schema_term(case.schema, **options)),  # noqa: B023
+            )
         except (UnsupportedSchema, UnsupportedRegex) as error:
+            report.per_case.append((case.name, "unsupported", len(case.tests), 0))
             report.outcomes["unsupported"] += 1
             report.unsupported[getattr(error, "keyword", "regex")] += 1
             report.failures.append((case.name, f"unsupported: {error}"))
             continue
         except (Timeout, ConstraintTooLarge, RecursionError) as error:
+            report.per_case.append((case.name, "too large", len(case.tests), 0))
             report.outcomes["too large"] += 1
             report.failures.append((case.name, f"too large: {type(error).__name__} {error}"))
             continue
         except Exception as error:  # noqa: BLE001 - every other failure is counted and listed
+            report.per_case.append((case.name, "error", len(case.tests), 0))
             report.outcomes["error"] += 1
             report.failures.append((case.name, f"error: {type(error).__name__}: {error}"))
             continue
         report.compile_times.append(time.perf_counter() - start)
         report.outcomes["compiled"] += 1
         all_right = True
+        right_before = report.tests_right
         for test in case.tests:
             text = json.dumps(test["data"], ensure_ascii=False)
             try:
@@ -192,6 +235,9 @@ def run(
                 all_right = False
                 report.wrong.append((case.name, text, test["valid"], ""))
         report.passing += all_right
+        report.per_case.append(
+            (case.name, "compiled", len(case.tests), report.tests_right - right_before)
+        )
     return report
 
 
@@ -205,7 +251,9 @@ def _token_walker_factory(report_masks: list[float]) -> Callable[[Term], object]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fsm.conformance", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m fsm.conformance", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("data", type=Path)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--skip", type=int, default=0, help="skip the first N schemas")
@@ -214,20 +262,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--errors-out", type=Path, default=None)
     parser.add_argument("--compile-budget", type=float, default=10.0)
     parser.add_argument("--whitespace-max", type=int, default=None)
+    parser.add_argument("--by-file", action="store_true", help="also print a table per file")
     parser.add_argument("--peer", choices=("llguidance", "xgrammar"), default=None)
     args = parser.parse_args(argv)
     if args.peer:
         print(f"peer {args.peer}: not installed in this environment", file=sys.stderr)
         return 2
     cases = read_cases(args.data)
-    picked = (c for i, c in enumerate(cases) if i >= args.skip and (i - args.skip) % args.stride == 0)
+    picked = (
+        c for i, c in enumerate(cases) if i >= args.skip and (i - args.skip) % args.stride == 0
+    )
     selected = (c for i, c in enumerate(picked) if args.limit is None or i < args.limit)
     mask_times: list[float] = []
     make_walker = ByteWalker if args.bytes else _token_walker_factory(mask_times)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
-    report = run(selected, make_walker, compile_budget=args.compile_budget, whitespace_max=args.whitespace_max)
+    report = run(
+        selected,
+        make_walker,
+        compile_budget=args.compile_budget,
+        whitespace_max=args.whitespace_max,
+    )
     report.mask_times = mask_times
     print(report.table())
+    if args.by_file:
+        print(report.group_table())
     if args.errors_out:
         with open(args.errors_out, "w", encoding="utf-8") as out:
             for name, text, valid, _ in report.wrong:

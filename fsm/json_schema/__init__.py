@@ -14,7 +14,9 @@ DEFAULT_WHITESPACE_MAX = 8
 """Whitespace bytes allowed at each place JSON allows whitespace, by default."""
 
 
-def schema_term(schema: object, *, whitespace_max: int = DEFAULT_WHITESPACE_MAX, strict: bool = True) -> Term:
+def schema_term(
+    schema: object, *, whitespace_max: int = DEFAULT_WHITESPACE_MAX, strict: bool = True
+) -> Term:
     """The byte strings that are JSON texts of instances of ``schema``.
 
     ``whitespace_max`` bounds each run of whitespace between tokens (no whitespace

@@ -22,7 +22,6 @@ from decimal import Decimal
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
 from fsm.json_schema.json_text import (
-    ANY_STRING,
     BOOLEAN,
     INTEGER_LITERAL,
     INTEGRAL_NUMBER,
@@ -82,7 +81,9 @@ class SchemaCompiler:
 
     def __init__(self, schema: object, *, whitespace_max: int, strict: bool) -> None:
         if not isinstance(schema, dict | bool):
-            raise InvalidSpec(f"a JSON schema is an object or a boolean, got {type(schema).__name__}")
+            raise InvalidSpec(
+                f"a JSON schema is an object or a boolean, got {type(schema).__name__}"
+            )
         self.draft = draft_of(schema)
         self.refs = RefResolver(schema, self.draft)
         self.ws_max = whitespace_max
@@ -131,7 +132,9 @@ class SchemaCompiler:
         where = f"at '#{pointer}'"
         if self.strict:
             raise UnsupportedSchema(keyword, f"{detail} {where}" if detail else where)
-        warnings.warn(f"ignoring unsupported JSON schema keyword {keyword!r} {where}: {detail}", stacklevel=2)
+        warnings.warn(
+            f"ignoring unsupported JSON schema keyword {keyword!r} {where}: {detail}", stacklevel=2
+        )
 
     def _node_term(self, node: object, pointer: str) -> Term:
         if node is True:
@@ -167,7 +170,9 @@ class SchemaCompiler:
         for i, _ in enumerate(node.get("allOf") or ()):
             parts.append(self.term_at(f"{pointer}/allOf/{i}"))
         if isinstance(node.get("anyOf"), list):
-            parts.append(alt(*(self.term_at(f"{pointer}/anyOf/{i}") for i in range(len(node["anyOf"])))))
+            parts.append(
+                alt(*(self.term_at(f"{pointer}/anyOf/{i}") for i in range(len(node["anyOf"]))))
+            )
         if isinstance(node.get("oneOf"), list):
             parts.append(self._one_of(node["oneOf"], pointer))
         if "not" in node:
@@ -176,10 +181,14 @@ class SchemaCompiler:
             condition = self.term_at(f"{pointer}/if")
             then = self.term_at(f"{pointer}/then") if "then" in node else self.any
             otherwise = self.term_at(f"{pointer}/else") if "else" in node else self.any
-            parts.append(alt(intersect(condition, then), intersect(otherwise, complement(condition))))
+            parts.append(
+                alt(intersect(condition, then), intersect(otherwise, complement(condition)))
+            )
         for name, dependent in self._dependent_schemas(node, pointer):
             has = self._node_term({"required": [name]}, f"{dependent}/@has")
-            parts.append(alt(intersect(has, self.term_at(dependent)), intersect(self.any, complement(has))))
+            parts.append(
+                alt(intersect(has, self.term_at(dependent)), intersect(self.any, complement(has)))
+            )
         return parts
 
     def _dependent_schemas(self, node: dict, pointer: str) -> list[tuple[str, str]]:
@@ -199,7 +208,10 @@ class SchemaCompiler:
         if self._pairwise_disjoint(branches, terms, pointer):
             return alt(*terms)
         return alt(
-            *(intersect(t, complement(alt(*(terms[:i] + terms[i + 1 :])))) for i, t in enumerate(terms))
+            *(
+                intersect(t, complement(alt(*(terms[:i] + terms[i + 1 :]))))
+                for i, t in enumerate(terms)
+            )
         )
 
     def _pairwise_disjoint(self, branches: list, terms: list[Term], pointer: str) -> bool:
@@ -382,7 +394,11 @@ class SchemaCompiler:
         if not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
             return any_object(self.ws_max)
         props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
-        required = [r for r in node.get("required") or () if isinstance(r, str)] if isinstance(node.get("required"), list) else []
+        required = (
+            [r for r in node.get("required") or () if isinstance(r, str)]
+            if isinstance(node.get("required"), list)
+            else []
+        )
         dependent = self._dependent_required(node)
         additional_pointer = self._additional_pointer(node, pointer)
         with self._guarded():
@@ -390,7 +406,9 @@ class SchemaCompiler:
             patterns = self._pattern_terms(node, pointer)
             additional = self.term_at(additional_pointer) if additional_pointer else self.any
             names = self.term_at(f"{pointer}/propertyNames") if "propertyNames" in node else None
-        named_keys = list(dict.fromkeys([*props, *required, *(k for k, deps in dependent for k in (k, *deps))]))
+        named_keys = list(
+            dict.fromkeys([*props, *required, *(k for k, deps in dependent for k in (k, *deps))])
+        )
         named = []
         for key in named_keys:
             value = self._named_value(key, values.get(key), patterns, additional)
@@ -438,7 +456,9 @@ class SchemaCompiler:
             except UnsupportedRegex as error:
                 self._refuse("patternProperties", str(error), pointer)
                 continue
-            found.append((content, self.term_at(f"{pointer}/patternProperties/{escape_token(pattern)}")))
+            found.append(
+                (content, self.term_at(f"{pointer}/patternProperties/{escape_token(pattern)}"))
+            )
         return found
 
     def _named_value(
@@ -451,7 +471,11 @@ class SchemaCompiler:
         return intersect(*([declared] if declared is not None else []), *matching)
 
     def _other_member(
-        self, named: list[str], patterns: list[tuple[Term, Term]], additional: Term, names: Term | None
+        self,
+        named: list[str],
+        patterns: list[tuple[Term, Term]],
+        additional: Term,
+        names: Term | None,
     ) -> Term:
         key = string_except(named)
         if names is not None:
@@ -469,10 +493,14 @@ class SchemaCompiler:
         parts = [cat(key, rest(self.any))]
         for content, value in patterns:
             if value != self.any:
-                parts.append(alt(cat(string_of(content), rest(value)), cat(outside(content), rest(self.any))))
+                parts.append(
+                    alt(cat(string_of(content), rest(value)), cat(outside(content), rest(self.any)))
+                )
         if additional != self.any:
             some = alt(*(content for content, _ in patterns))
-            parts.append(alt(cat(string_of(some), rest(self.any)), cat(outside(some), rest(additional))))
+            parts.append(
+                alt(cat(string_of(some), rest(self.any)), cat(outside(some), rest(additional)))
+            )
         return intersect(*parts)
 
 
@@ -484,7 +512,9 @@ def _upper_bound(node: dict) -> tuple[Decimal | None, bool]:
     return _bound(node, "maximum", "exclusiveMaximum", min)
 
 
-def _bound(node: dict, inclusive_key: str, exclusive_key: str, tighter) -> tuple[Decimal | None, bool]:
+def _bound(
+    node: dict, inclusive_key: str, exclusive_key: str, tighter
+) -> tuple[Decimal | None, bool]:
     """The tighter of the inclusive bound and a numeric exclusive one; a boolean
     exclusive keyword (draft 4) makes the inclusive bound exclusive."""
     bound = _number(node.get(inclusive_key))
@@ -503,5 +533,3 @@ def _bound(node: dict, inclusive_key: str, exclusive_key: str, tighter) -> tuple
 
 def _only_objects(node: dict) -> bool:
     return node.get("type") == "object"
-
-

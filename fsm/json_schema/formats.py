@@ -75,9 +75,7 @@ _QUERY = f"(?:\\?(?:{_PCHAR}|[/?])*)?"
 _FRAGMENT = f"(?:#(?:{_PCHAR}|[/?])*)?"
 _URI = f"{_SCHEME}:{_HIER}{_QUERY}{_FRAGMENT}"
 _SEGMENT_NC = f"(?:{_UNRESERVED_SUB}|{_PCT}|@)+"
-_RELATIVE_PART = (
-    f"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?|{_SEGMENT_NC}(?:/{_PCHAR}*)*|)"
-)
+_RELATIVE_PART = f"(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?|{_SEGMENT_NC}(?:/{_PCHAR}*)*|)"
 _URI_REFERENCE = f"(?:{_URI}|{_RELATIVE_PART}{_QUERY}{_FRAGMENT})"
 _EMAIL_LOCAL = "[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]+)*"
 _EMAIL_QUOTED = '"(?:[^"\\\\]|\\\\.)*"'
@@ -155,7 +153,10 @@ def _leap_seconds() -> Term:
     options = []
     for local in range(24 * 60):
         ahead = (local - (23 * 60 + 59)) % (24 * 60)  # offset east of UTC
-        offsets = [f"+{ahead // 60:02d}:{ahead % 60:02d}", f"-{(-ahead) % 1440 // 60:02d}:{(-ahead) % 60:02d}"]
+        offsets = [
+            f"+{ahead // 60:02d}:{ahead % 60:02d}",
+            f"-{(-ahead) % 1440 // 60:02d}:{(-ahead) % 60:02d}",
+        ]
         if ahead == 0:
             offsets += ["Z", "z"]
         stamp = f"{local // 60:02d}:{local % 60:02d}:60".encode()

@@ -91,7 +91,9 @@ def _except_node(node: dict) -> Term:
     options = [cat(_other_char(children), star(JSON_CHAR), QUOTE)]
     if None not in node:
         options.append(QUOTE)
-    options.extend(cat(literal(json_escape(ord(c)).encode()), _except_node(node[c])) for c in children)
+    options.extend(
+        cat(literal(json_escape(ord(c)).encode()), _except_node(node[c])) for c in children
+    )
     return alt(*options)
 
 
@@ -146,4 +148,3 @@ def sequence(items: list[Term], ws_max: int, open_: bytes, close: bytes) -> Term
         parts += [literal(b","), ws, item, ws]
     parts.append(literal(close))
     return cat(*parts)
-

@@ -10,15 +10,29 @@ NUMBER_KEYWORDS = frozenset(
 )
 ARRAY_KEYWORDS = frozenset(
     {
-        "items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems",
-        "contains", "minContains", "maxContains",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
     }
 )
 OBJECT_KEYWORDS = frozenset(
     {
-        "properties", "required", "additionalProperties", "patternProperties",
-        "minProperties", "maxProperties", "propertyNames", "dependentRequired",
-        "dependencies", "unevaluatedProperties",
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "dependentRequired",
+        "dependencies",
+        "unevaluatedProperties",
     }
 )
 KEYWORDS_OF_TYPE = {
@@ -33,17 +47,26 @@ KEYWORDS_OF_TYPE = {
 
 REFUSED = frozenset(
     {
-        "$dynamicRef", "$recursiveRef", "unevaluatedItems",
+        "$dynamicRef",
+        "$recursiveRef",
+        "unevaluatedItems",
         # draft 3
-        "disallow", "extends", "divisibleBy",
+        "disallow",
+        "extends",
+        "divisibleBy",
     }
 )
 """Validation keywords that are known but not implemented: they raise ``UnsupportedSchema``."""
 
 _SINCE_2019 = frozenset(
     {
-        "dependentRequired", "dependentSchemas", "minContains", "maxContains",
-        "unevaluatedProperties", "unevaluatedItems", "$recursiveRef",
+        "dependentRequired",
+        "dependentSchemas",
+        "minContains",
+        "maxContains",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "$recursiveRef",
     }
 )
 _SINCE_7 = frozenset({"if", "then", "else"}) | _SINCE_2019

@@ -100,8 +100,11 @@ class NumberChecker:
         """Whether the numbers of that sign (zero included) meet the bounds."""
         low, high = self.minimum, self.maximum
         if negative is None:
-            return low is None or high is None or low < high or (
-                low == high and not (self.exclusive_minimum or self.exclusive_maximum)
+            return (
+                low is None
+                or high is None
+                or low < high
+                or (low == high and not (self.exclusive_minimum or self.exclusive_maximum))
             )
         if negative:
             return low is None or low < 0 or (low == 0 and not self.exclusive_minimum)
@@ -129,7 +132,9 @@ class NumberChecker:
         return False
 
     def _exponent_viable(self, match: re.Match[bytes]) -> bool:
-        mantissa = Decimal((match["sign"] + match["int"] + (match["dot"] or b"") + (match["frac"] or b"")).decode())
+        mantissa = Decimal(
+            (match["sign"] + match["int"] + (match["dot"] or b"") + (match["frac"] or b"")).decode()
+        )
         if match["dot"] and not match["frac"]:
             return False
         if not mantissa:

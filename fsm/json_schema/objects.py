@@ -98,4 +98,3 @@ def _extra_cap(shape: ObjectShape) -> int:
     if shape.max_properties is not None:
         cap = max(cap, shape.max_properties)
     return cap
-

@@ -27,11 +27,28 @@ DRAFTS = {
 
 # Keywords whose value is a schema, a list of schemas, or a map of schemas.
 _SCHEMA_KEYWORDS = (
-    "additionalItems", "additionalProperties", "contains", "else", "if", "items", "not",
-    "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties", "contentSchema",
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
 )
 _LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_MAP_KEYWORDS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties", "dependencies")
+_MAP_KEYWORDS = (
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "patternProperties",
+    "properties",
+    "dependencies",
+)
 
 
 def draft_of(schema: object) -> int:
@@ -49,6 +66,14 @@ def escape_token(token: str) -> str:
 
 def _unescape_token(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
+
+
+def _join(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base``; fragments also against non-hierarchical
+    bases such as ``urn:uuid:...`` (which ``urljoin`` leaves alone)."""
+    if ref.startswith("#"):
+        return urldefrag(base)[0] + ref
+    return urljoin(base, ref)
 
 
 class RefResolver:
@@ -74,7 +99,7 @@ class RefResolver:
             return
         ident = node.get(self._id_keyword)
         if isinstance(ident, str):
-            uri, fragment = urldefrag(urljoin(base, ident))
+            uri, fragment = urldefrag(_join(base, ident))
             if uri and not ident.startswith("#"):
                 base = uri
             if fragment:  # draft 6/7 plain-name fragment: "$id": "#foo"
@@ -105,12 +130,14 @@ class RefResolver:
 
     def resolve(self, ref: str, pointer: str) -> str:
         """The pointer of the node that ``ref``, written at ``pointer``, designates."""
-        target = urljoin(self.base_of(pointer), ref)
+        target = _join(self.base_of(pointer), ref)
         uri, fragment = urldefrag(target)
         if target in self._anchors:
             return self._anchors[target]
         if uri not in self._resources:
-            raise UnsupportedSchema("$ref", f"{ref!r} is not in this document (remote references are not fetched)")
+            raise UnsupportedSchema(
+                "$ref", f"{ref!r} is not in this document (remote references are not fetched)"
+            )
         start = self._resources[uri]
         if fragment and not fragment.startswith("/"):
             raise UnsupportedSchema("$ref", f"unknown anchor in {ref!r}")

@@ -27,7 +27,7 @@ def json_equal(a: object, b: object) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
@@ -46,9 +46,7 @@ def value_term(value: object, ws_max: int) -> Term:
     if isinstance(value, list):
         return sequence([value_term(v, ws_max) for v in value], ws_max, b"[", b"]")
     if isinstance(value, dict):
-        named = tuple(
-            (key, value_term(item, ws_max)) for key, item in value.items()
-        )
+        named = tuple((key, value_term(item, ws_max)) for key, item in value.items())
         shape = ObjectShape(
             key=("value", canonical(value), ws_max),
             named=named,
@@ -73,5 +71,3 @@ def number_term(value: int | float) -> Term:
         if whole == 0:
             forms.append(cat(literal(b"-0"), opt(cat(literal(b"."), plus(literal(b"0"))))))
     return alt(*forms)
-
-

@@ -14,20 +14,50 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 MASKBENCH = DATA / "maskbench-dev.jsonl.gz"
 SUITE = DATA / "json-schema-test-suite-2020-12.jsonl.gz"
 SUPPORTED_SUITE_FILES = {
-    "additionalProperties.json", "allOf.json", "anyOf.json", "boolean_schema.json", "const.json",
-    "contains.json", "default.json", "defs.json", "dependentRequired.json", "dependentSchemas.json",
-    "enum.json", "exclusiveMaximum.json", "exclusiveMinimum.json", "if-then-else.json",
-    "items.json", "maxContains.json", "maxItems.json", "maxLength.json", "maxProperties.json",
-    "maximum.json", "minContains.json", "minItems.json", "minLength.json", "minProperties.json",
-    "minimum.json", "multipleOf.json", "not.json", "oneOf.json", "pattern.json",
-    "patternProperties.json", "prefixItems.json", "properties.json", "propertyNames.json",
-    "required.json", "type.json", "uniqueItems.json",
+    "additionalProperties.json",
+    "allOf.json",
+    "anyOf.json",
+    "boolean_schema.json",
+    "const.json",
+    "contains.json",
+    "default.json",
+    "defs.json",
+    "dependentRequired.json",
+    "dependentSchemas.json",
+    "enum.json",
+    "exclusiveMaximum.json",
+    "exclusiveMinimum.json",
+    "if-then-else.json",
+    "items.json",
+    "maxContains.json",
+    "maxItems.json",
+    "maxLength.json",
+    "maxProperties.json",
+    "maximum.json",
+    "minContains.json",
+    "minItems.json",
+    "minLength.json",
+    "minProperties.json",
+    "minimum.json",
+    "multipleOf.json",
+    "not.json",
+    "oneOf.json",
+    "pattern.json",
+    "patternProperties.json",
+    "prefixItems.json",
+    "properties.json",
+    "propertyNames.json",
+    "required.json",
+    "type.json",
+    "uniqueItems.json",
 }
 
 
 def test_runner_counts_right_wrong_and_unsupported() -> None:
     cases = [
-        Case("ok", {"type": "integer"}, [{"valid": True, "data": 1}, {"valid": False, "data": "x"}]),
+        Case(
+            "ok", {"type": "integer"}, [{"valid": True, "data": 1}, {"valid": False, "data": "x"}]
+        ),
         Case("mislabelled", {"type": "integer"}, [{"valid": False, "data": 1}]),
         Case("unsupported", {"$ref": "https://example.com/x.json"}, [{"valid": True, "data": 1}]),
     ]
@@ -40,7 +70,10 @@ def test_runner_counts_right_wrong_and_unsupported() -> None:
 
 def test_cli_writes_table_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "cases.jsonl"
-    data.write_text(json.dumps({"name": "n", "schema": {"const": 1}, "tests": [{"valid": False, "data": 1}]}) + "\n")
+    data.write_text(
+        json.dumps({"name": "n", "schema": {"const": 1}, "tests": [{"valid": False, "data": 1}]})
+        + "\n"
+    )
     errors = tmp_path / "errors.txt"
     assert main([str(data), "--bytes", "--errors-out", str(errors)]) == 0
     assert "passing schemas" in capsys.readouterr().out

@@ -17,7 +17,9 @@ from fsm.json_schema import matches, property_orders, schema_term
 
 
 def accepts(schema: object, instance: object, **options: object) -> bool:
-    return matches(schema_term(schema, **options), json.dumps(instance, ensure_ascii=False).encode())
+    return matches(
+        schema_term(schema, **options), json.dumps(instance, ensure_ascii=False).encode()
+    )
 
 
 def accepts_text(schema: object, text: str, **options: object) -> bool:
@@ -86,7 +88,9 @@ def test_pattern_properties_combine_with_names_and_additional() -> None:
 
 def test_property_count_and_names() -> None:
     schema = {"minProperties": 1, "maxProperties": 2, "propertyNames": {"maxLength": 2}}
-    agrees_with_oracle(schema, [{}, {"a": 1}, {"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 3}, {"abc": 1}, 5])
+    agrees_with_oracle(
+        schema, [{}, {"a": 1}, {"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 3}, {"abc": 1}, 5]
+    )
 
 
 def test_dependent_required_and_schemas() -> None:
@@ -189,7 +193,10 @@ def test_pattern_searches_unless_anchored() -> None:
 def test_formats_are_asserted() -> None:
     cases = {
         "date": (["2024-02-29", "2023-12-31"], ["2023-02-29", "2024-13-01", "24-01-01"]),
-        "date-time": (["2024-01-01T12:00:00Z", "2024-01-01T12:00:00.5+02:00"], ["2024-01-01 12:00:00"]),
+        "date-time": (
+            ["2024-01-01T12:00:00Z", "2024-01-01T12:00:00.5+02:00"],
+            ["2024-01-01 12:00:00"],
+        ),
         "time": (["23:59:60Z", "10:00:00-05:00"], ["22:59:60Z", "10:00"]),
         "email": (["a.b@example.com"], ["nope", "a@@b"]),
         "uuid": (["123e4567-e89b-12d3-a456-426614174000"], ["123e4567"]),
@@ -212,8 +219,14 @@ def test_formats_are_asserted() -> None:
 
 
 def test_items_prefix_items_and_counts() -> None:
-    schema = {"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": {"type": "boolean"}, "maxItems": 3}
-    agrees_with_oracle(schema, [[], [1], [1, "a"], [1, "a", True], [1, "a", True, False], ["a"], [1, 2]])
+    schema = {
+        "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        "items": {"type": "boolean"},
+        "maxItems": 3,
+    }
+    agrees_with_oracle(
+        schema, [[], [1], [1, "a"], [1, "a", True], [1, "a", True, False], ["a"], [1, 2]]
+    )
 
 
 def test_draft4_array_items_and_additional_items() -> None:
@@ -256,11 +269,21 @@ def test_one_of_is_exact_when_branches_overlap() -> None:
 def test_one_of_discriminated_objects() -> None:
     schema = {
         "oneOf": [
-            {"type": "object", "properties": {"k": {"const": "a"}, "v": {"type": "integer"}}, "required": ["k"]},
-            {"type": "object", "properties": {"k": {"const": "b"}, "v": {"type": "string"}}, "required": ["k"]},
+            {
+                "type": "object",
+                "properties": {"k": {"const": "a"}, "v": {"type": "integer"}},
+                "required": ["k"],
+            },
+            {
+                "type": "object",
+                "properties": {"k": {"const": "b"}, "v": {"type": "string"}},
+                "required": ["k"],
+            },
         ]
     }
-    agrees_with_oracle(schema, [{"k": "a", "v": 1}, {"k": "b", "v": "s"}, {"k": "a", "v": "s"}, {"k": "c"}])
+    agrees_with_oracle(
+        schema, [{"k": "a", "v": 1}, {"k": "b", "v": "s"}, {"k": "a", "v": "s"}, {"k": "c"}]
+    )
 
 
 def test_all_of_any_of_not_if_then_else() -> None:
@@ -276,7 +299,12 @@ def test_all_of_any_of_not_if_then_else() -> None:
 
 def test_ref_siblings_depend_on_the_draft() -> None:
     defs = {"definitions": {"s": {"type": "string"}}}
-    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#/definitions/s", "maxLength": 1, **defs}
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$ref": "#/definitions/s",
+        "maxLength": 1,
+        **defs,
+    }
     draft2020 = {"$ref": "#/definitions/s", "maxLength": 1, **defs}
     assert accepts(draft7, "abc")
     assert not accepts(draft2020, "abc") and accepts(draft2020, "a")
@@ -284,7 +312,13 @@ def test_ref_siblings_depend_on_the_draft() -> None:
 
 def test_recursive_refs_have_no_depth_bound() -> None:
     schema = {
-        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}, "additionalProperties": False}},
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"next": {"$ref": "#/$defs/node"}},
+                "additionalProperties": False,
+            }
+        },
         "$ref": "#/$defs/node",
     }
     deep: dict = {}
@@ -299,7 +333,10 @@ def test_refs_by_id_and_anchor() -> None:
     schema = {
         "$id": "https://example.com/root.json",
         "properties": {"a": {"$ref": "item.json"}, "b": {"$ref": "#num"}},
-        "$defs": {"item": {"$id": "item.json", "type": "string"}, "n": {"$anchor": "num", "type": "number"}},
+        "$defs": {
+            "item": {"$id": "item.json", "type": "string"},
+            "n": {"$anchor": "num", "type": "number"},
+        },
     }
     agrees_with_oracle(schema, [{"a": "x", "b": 1}, {"a": 1}, {"b": "x"}])
 
@@ -320,7 +357,12 @@ def test_unsupported_refs_and_keywords_name_the_keyword() -> None:
 
 
 def test_draft_keywords_missing_from_old_drafts_are_annotations() -> None:
-    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "const": 1, "if": {}, "then": False}
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "const": 1,
+        "if": {},
+        "then": False,
+    }
     assert accepts(draft4, 2)
 
 
