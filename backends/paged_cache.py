@@ -32,7 +32,8 @@ class PagedBatch:
     write_slots: torch.Tensor  # [B * T] int64 pool slot of each new token, padding -> null slot
     block_table: torch.Tensor  # [B, nblk] int64 blocks of each row, padding -> null block
     kv_length: int  # longest row (past + new): gathered keys are cut there
-    attention_mask: torch.Tensor | None  # [B, 1, T, kv_length] additive; None: all keys visible
+    attention_mask: torch.Tensor | None  # [B, 1, T, kv_length] additive; None: plain causal
+    fresh: bool  # no row has a past: attention reads the new K/V directly, no gather
 
 
 def build_batch(
@@ -61,11 +62,12 @@ def build_batch(
         table[row, : len(blocks[row])] = blocks[row]
     total = past + counts
     kv_length = int(total.max())
+    fresh = not past.any()
 
     past_t = torch.from_numpy(past).to(device)
     position_ids = past_t[:, None] + torch.arange(width, device=device)  # [B, T]
-    mask = None
-    if width > 1 or (total != kv_length).any():
+    mask = None  # every row ends at kv_length and either is fresh or has one query token
+    if (total != kv_length).any() or (width > 1 and not fresh):
         key_pos = torch.arange(kv_length, device=device)  # [K]
         total_t = torch.from_numpy(total).to(device)
         visible = (key_pos <= position_ids[:, :, None]) & (key_pos < total_t[:, None, None])
@@ -78,6 +80,7 @@ def build_batch(
         block_table=torch.from_numpy(table).to(device),
         kv_length=kv_length,
         attention_mask=mask,
+        fresh=fresh,
     )
 
 
@@ -99,7 +102,12 @@ class PagedCache(Cache):
         )
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
-        return self.batch.kv_length
+        """Past length, used by transformers only when `attention_mask` is None, i.e. when
+        every row has the same past: it then builds the plain causal mask itself."""
+        return self.batch.kv_length - self.batch.input_ids.shape[1]
+
+    def get_mask_sizes(self, query_length: int, layer_idx: int = 0) -> tuple[int, int]:
+        return self.batch.kv_length, 0
 
 
 def _write_and_gather(store: torch.Tensor, new: torch.Tensor, batch: PagedBatch) -> torch.Tensor:
@@ -107,6 +115,8 @@ def _write_and_gather(store: torch.Tensor, new: torch.Tensor, batch: PagedBatch)
     rows, heads, _, dim = new.shape
     flat = store.view(-1, heads, dim)  # [num_blocks * block_size, H, D]
     flat.index_copy_(0, batch.write_slots, new.transpose(1, 2).reshape(-1, heads, dim))
+    if batch.fresh:
+        return new
     gathered = store[batch.block_table]  # [B, nblk, block_size, H, D]
     gathered = gathered.view(rows, -1, heads, dim)[:, : batch.kv_length]  # [B, K, H, D]
     return gathered.transpose(1, 2)  # [B, H, K, D]

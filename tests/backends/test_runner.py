@@ -138,3 +138,19 @@ def test_bad_rows_are_rejected(runner, tiny_hf_model):
 def test_empty_batch(runner):
     logits, refs = runner.forward([])
     assert logits.shape == (0, runner.vocab_size) and refs == []
+
+
+def test_eager_attention_gives_the_same_logits(tiny_hf_model):
+    import copy
+
+    eager = copy.deepcopy(tiny_hf_model)
+    eager.set_attn_implementation("eager")
+    tokens = ids(19, 11)
+    full = recompute(eager, tokens)
+    for model in (eager, tiny_hf_model):
+        runner = ModelRunner(model, block_size=BS)
+        first, (kv,) = runner.forward_all([(None, tokens[:6])])
+        step, (kv,) = runner.forward_all([(kv, tokens[6:7])])
+        rest, _ = runner.forward_all([(kv, tokens[7:]), (None, tokens[:4])])
+        torch.testing.assert_close(torch.cat([first[0], step[0], rest[0]]), full)
+        torch.testing.assert_close(rest[1], full[:4])
