@@ -15,7 +15,7 @@ hypotheses that no live beam can beat, or at ``max_tokens``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -161,8 +161,9 @@ def _group_done(done: list[tuple[float, Beam]], beam: Beam, n: int, penalty: flo
 
 
 def _result_row(base: Row, beam: Beam, generator: Any, plain: Any) -> Row:
-    origin = Origin("generated", generator=generator, capture=generator.name, parser=generator.parse,
-                    finish_reason=beam.finish_reason, complete=beam.complete)
+    origin = Origin("generated", generator=replace(generator, resume=False), capture=generator.name,
+                    parser=generator.parse, finish_reason=beam.finish_reason, complete=beam.complete,
+                    resumes=generator.resume)
     decoded = decode_tokens(plain, beam.tokens)
     states = [-1 if s is None else s for s in beam.states[1:]]
     span = Span.of_tokens(beam.tokens, decoded, origin, beam.logprobs, states)

@@ -11,7 +11,7 @@ Beam search has its own loop in ``backends.beam``; both share the pieces here.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -81,7 +81,10 @@ class RowProgress:
 
 def prepare_row(model: Model, row: Row, generator: Any, index: TokenIndex | None, detok: Detokenizer) -> Prepared:
     """Tokenize the row's pending text (token healing at the seam) and find what the
-    model must still compute; the constraint starts at its initial state."""
+    model must still compute. The constraint starts at its initial state, or, when the
+    generator resumes, at the state recorded where the row was cut, advanced over the
+    cut token's leading characters."""
+    state = None if index is None else _start_state(row, generator, index)
     row = row.settle(model.encode, detok)
     pending = row.pending_text
     if pending:
@@ -93,8 +96,22 @@ def prepare_row(model: Model, row: Row, generator: Any, index: TokenIndex | None
     if covered >= len(ids):  # everything is cached: recompute the last position's logits
         covered = len(ids) - 1
     kv_base = None if row.kv is None or covered == 0 else row.kv.prefix(covered)
-    state = None if index is None else index.initial_state
     return Prepared(row, kv_base, ids[covered:], state)
+
+
+def _start_state(row: Row, generator: Any, index: TokenIndex) -> int:
+    if not generator.resume:
+        return index.initial_state
+    point = row.resume_point
+    if point is None:
+        raise GenerationError("this row does not end in a generated span to resume")
+    start = index.initial_state if point.constraint_state is None else point.constraint_state
+    if start < 0:
+        raise GenerationError("the constraint state at this cut is unknown (re-tokenized text)")
+    state = index.step_bytes(start, point.pending_text.encode()) if point.pending_text else start
+    if state < 0:
+        raise GenerationError("the text at this cut does not continue the constraint")
+    return state
 
 
 def _tokenize_tail(model: Model, row: Row, pending: str, *, heal: bool, detok: Detokenizer) -> Row:
@@ -462,11 +479,12 @@ def _result_row(row: RowProgress, generator: Any, plain: Detokenizer) -> Row:
     base = row.prepared.row
     origin = Origin(
         "generated",
-        generator=generator,
+        generator=replace(generator, resume=False),
         capture=generator.name,
         parser=generator.parse,
         finish_reason=row.finish_reason,
         complete=row.complete,
+        resumes=generator.resume,
     )
     decoded = decode_tokens(plain, row.tokens)
     span = Span.of_tokens(row.tokens, decoded, origin, row.logprobs, [-1 if s is None else s for s in row.constraint_states[1:]])

@@ -43,6 +43,7 @@ class SpanGenerator(Generator):
     heal: bool = True
     parse: Callable[[str], Any] | None = None  # turns the captured text into a value
     max_retries: int = 32  # bound on resamples and backtracks per row
+    resume: bool = False  # continue the generated span each row ends in (see ``resume``)
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -52,6 +53,25 @@ class SpanGenerator(Generator):
 
     def __call__(self, state: SequenceState) -> SequenceState:
         return state.engine.generate(state, self)
+
+
+def resume(state: SequenceState, **changes: Any) -> SequenceState:
+    """Continue the generated span every row of ``state`` ends in, from the constraint
+    state recorded at the cut (constraint rollback is slicing, then resuming).
+
+    ``changes`` override generator fields (e.g. ``max_tokens``, ``sampler``)."""
+    from dataclasses import replace
+
+    points = [row.resume_point for row in state.rows]
+    if any(p is None for p in points):
+        raise InvalidGenerator("resume() needs every row to end inside or after a generated span")
+    generators = {id(p.generator): p.generator for p in points}  # type: ignore[union-attr]
+    if len(generators) != 1:
+        raise InvalidGenerator("resume() needs every row to end in a span of the same generator")
+    (base,) = generators.values()
+    if not isinstance(base, SpanGenerator):
+        raise InvalidGenerator(f"cannot resume a span made by {type(base).__name__}")
+    return replace(base, resume=True, **changes)(state)
 
 
 def _common(

@@ -51,6 +51,12 @@ def _joined_offsets(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return offsets
 
 
+def _continues(later: Origin, earlier: Origin) -> bool:
+    """Whether two adjacent pieces belong to one capture: the same span, or a span
+    that resumed the one before it."""
+    return later is earlier or (later.resumes and later.capture == earlier.capture)
+
+
 def _cumulative(counts: Sequence[int]) -> np.ndarray:
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -207,7 +213,7 @@ class Row:
         """The last capture called `name`: its text, parsed if it has a parser."""
         pieces: list[Segment] = []
         for segment in reversed(self.segments):
-            if pieces and segment.origin is not pieces[-1].origin:
+            if pieces and not _continues(pieces[-1].origin, segment.origin):
                 break
             if segment.origin.capture == name:
                 pieces.append(segment)

@@ -37,6 +37,7 @@ class Origin:
     parser: Callable[[str], Any] | None = None
     finish_reason: str | None = None
     complete: bool = True
+    resumes: bool = False  # continues the generated span right before it (``state.resume()``)
 
 
 def _frozen(values: Any, dtype: type, n: int, name: str) -> np.ndarray:

@@ -250,6 +250,14 @@ class SequenceState:
             [self.rows[a] + other.rows[b] for a, b in zip(left, right, strict=True)], shape
         )
 
+    def resume(self, **changes: Any) -> SequenceState:
+        """Continue the generated span each row ends in, from the constraint state at the
+        cut: slicing then resuming is constraint rollback. ``changes`` override fields of
+        the generator (``max_tokens``, ``sampler``, ...)."""
+        from seqstate.generators import resume
+
+        return resume(self, **changes)
+
     def fork(self, n: int) -> SequenceState:
         """Repeat each row `n` times along samples, sharing everything: `(b, k*n)`."""
         if not isinstance(n, numbers.Integral) or n < 1:

@@ -1,0 +1,226 @@
+"""End-to-end generation: every generator kind yields text its constraint accepts,
+chained in one sequence, with beams, hooks, banned strings and resumption."""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+
+import jsonschema
+import lark
+import pytest
+from pydantic import BaseModel
+
+import seqstate as ss
+
+ARITHMETIC = r"""
+start: expr
+expr: expr "+" term | term
+term: NUMBER | "(" expr ")"
+NUMBER: /[0-9]{1,3}/
+"""
+
+
+class Pet(BaseModel):
+    name: str
+    legs: int
+
+
+def generated_text(state: ss.SequenceState, prompt: ss.SequenceState) -> str:
+    return str(state)[len(str(prompt)) :]
+
+
+@pytest.mark.parametrize("pattern", [r"(19|20)[0-9]{2}", r"[a-z]{2,5}@[a-z]{2,4}\.(com|org)", r"-?[1-9][0-9]{0,3}"])
+def test_regex_output_fully_matches(tiny_model, pattern):
+    prompt = tiny_model("Value: ")
+    state = prompt + ss.regex(pattern, name="v", max_tokens=40)
+    assert state.finish_reasons == [["stop"]]
+    assert re.fullmatch(pattern, state["v"])
+    assert str(state).startswith("Value:")
+
+
+def test_choice_gives_one_option(tiny_model):
+    options = ["red", "green", "blue", "reddish"]
+    state = tiny_model(["A: ", "B: "]) + ss.choice(options, name="c")
+    assert state.shape == (2, 1)
+    assert all(value in options for value in (state[0, 0]["c"], state[1, 0]["c"]))
+
+
+def test_json_schema_output_validates(tiny_model):
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "integer", "minimum": 0, "maximum": 99}, "tag": {"enum": ["a", "b"]}},
+        "required": ["id", "tag"],
+        "additionalProperties": False,
+    }
+    state = tiny_model("JSON: ") + ss.json(schema, name="obj", max_tokens=64)
+    value = state["obj"]
+    jsonschema.validate(value, schema)
+
+
+def test_json_capture_parses_to_pydantic_and_python_types(tiny_model):
+    state = tiny_model("Pet: ") + ss.json(Pet, name="pet", max_tokens=80)
+    assert state.finish_reasons == [["stop"]]
+    assert isinstance(state["pet"], Pet)
+    number = tiny_model("N: ") + ss.json(bool, name="flag")
+    assert isinstance(number["flag"], bool)
+
+
+def test_grammar_output_parses(tiny_model):
+    state = tiny_model("Sum: ") + ss.grammar(ARITHMETIC, name="expr", max_tokens=30)
+    if state.finish_reasons == [["stop"]]:
+        lark.Lark(ARITHMETIC, parser="lalr").parse(state["expr"])
+    else:  # ran out of tokens: never passed off as complete
+        assert state.rows[0].segments[-1].origin.complete is False
+
+
+def test_four_generators_chained_in_one_sequence(tiny_model):
+    prompt = tiny_model("Record\n")
+    state = (
+        prompt
+        + "Year: " + ss.regex(r"1[89][0-9]{2}", name="year")
+        + "\nColor: " + ss.choice(["red", "blue"], name="color")
+        + "\nData: " + ss.json({"type": "array", "items": {"type": "integer"}, "maxItems": 3}, name="data", max_tokens=40)
+        + "\nNote: " + ss.gen(max_tokens=5, name="note")
+    )
+    assert re.fullmatch(r"1[89][0-9]{2}", state["year"])
+    assert state["color"] in ("red", "blue")
+    assert isinstance(state["data"], list) and len(state["data"]) <= 3
+    text = str(state)
+    assert text.startswith(str(prompt) + "Year: " + state["year"] + "\nColor: " + state["color"])
+
+
+def test_length_limit_reports_incomplete(tiny_model):
+    state = tiny_model("x") + ss.regex(r"[a-z]{50}", max_tokens=3)
+    origin = state.rows[0].segments[-1].origin
+    assert state.finish_reasons == [["length"]] and origin.complete is False
+
+
+def test_beam_one_equals_greedy(tiny_model):
+    prompt = tiny_model("Once upon a time")
+    greedy = prompt + ss.gen(max_tokens=12)
+    beam = prompt + ss.gen(max_tokens=12, sampler=ss.beam(1))
+    assert str(greedy) == str(beam)
+
+
+def test_constrained_beam_search_sorted_and_valid(tiny_model):
+    prompt = tiny_model("Code: ")
+    state = prompt + ss.regex(r"[A-Z]{2}[0-9]{2}", sampler=ss.beam(4), name="code")
+    assert state.shape == (1, 4)
+    codes = [row.capture("code") for row in state.rows]
+    assert all(re.fullmatch(r"[A-Z]{2}[0-9]{2}", code) for code in codes)
+    assert len(set(codes)) == 4
+    scores = state.logprobs[0]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_fork_then_sample_is_reproducible_and_shares_the_prompt(tiny_model):
+    prompt = tiny_model("The quick brown fox " * 20)
+    before = tiny_model.kv_stats()["tokens_computed"]
+    forks = prompt.fork(4) + ss.gen(max_tokens=6, sampler=ss.sample(seed=7))
+    first_run = tiny_model.kv_stats()["tokens_computed"] - before
+    again = prompt.fork(4) + ss.gen(max_tokens=6, sampler=ss.sample(seed=7))
+    assert forks.texts == again.texts
+    assert len(set(forks.texts[0])) > 1  # the forks sampled different continuations
+    assert first_run <= len(prompt.rows[0].token_ids) + 4 * 6  # prompt computed once
+
+
+def test_hook_that_bans_the_top_token_changes_every_choice(tiny_model):
+    prompt = tiny_model("Hello")
+    greedy = prompt + ss.gen(max_tokens=6)
+    seen = []
+
+    def ban_top(event: ss.TokenEvent):
+        if event.token == event.top_tokens[0] and len(seen) < 50:
+            seen.append(event.token)
+            return ss.Resample()
+        return None
+
+    hooked = prompt + ss.gen(max_tokens=6, hooks=[ban_top])
+    assert str(hooked) != str(greedy)
+    first_greedy = greedy.rows[0].token_ids[len(prompt.rows[0].token_ids)]
+    first_hooked = hooked.rows[0].token_ids[len(prompt.rows[0].token_ids)]
+    assert first_hooked != first_greedy
+
+
+def test_replace_hook_forces_a_token(tiny_model):
+    prompt = tiny_model("Answer:")
+    target = tiny_model.encode(" yes")[0]
+    state = prompt + ss.gen(max_tokens=1, hooks=[lambda event: ss.Replace(target)])
+    assert str(state).endswith(" yes")
+
+
+def test_banned_string_never_appears(tiny_model):
+    prompt = tiny_model("Letters: ")
+    pattern = r"[ab]{8}"
+    free = prompt.fork(20) + ss.regex(pattern, sampler=ss.sample(seed=3), name="x")
+    assert sum("ab" in row.capture("x") for row in free.rows) >= 10  # it would appear
+    banned = prompt.fork(20) + ss.regex(pattern, banned=["ab"], sampler=ss.sample(seed=3), name="x")
+    values = [row.capture("x") for row in banned.rows]
+    assert all(re.fullmatch(pattern, v) and "ab" not in v for v in values)
+
+
+def test_rewind_then_resume_continues_the_constraint(tiny_model):
+    prompt = tiny_model("Digits: ")
+    pattern = r"[0-9]{6}-[a-z]{3}"
+    full = prompt + ss.regex(pattern, name="d")
+    cut = full[0, 0, : len(str(prompt)) + 4]  # inside the generated span
+    assert cut.resume_points[0][0] is not None
+    resumed = cut.resume()
+    assert re.fullmatch(pattern, resumed["d"])
+    assert resumed["d"].startswith(full["d"][:4])
+
+
+def test_stream_yields_chunks_that_add_up(tiny_model):
+    prompt = tiny_model("Stream:")
+    pieces = []
+    steps = tiny_model.stream(prompt, ss.gen(max_tokens=8, stop="\n\n"))
+    while True:
+        try:
+            pieces.append(next(steps)[0][0])
+        except StopIteration as done:
+            final = done.value
+            break
+    assert "".join(pieces) == str(final)[len(str(prompt)) :]
+
+
+def test_dropping_states_returns_every_block(tiny_model):
+    def run():
+        state = tiny_model("abc " * 30).fork(3) + ss.gen(max_tokens=5)
+        assert tiny_model.kv_stats()["blocks_used"] > 0
+        return state.texts
+
+    run()
+    gc.collect()
+    assert tiny_model.kv_stats()["blocks_used"] == 0
+
+
+@pytest.mark.slow
+def test_default_model_year_demo_path(default_model):
+    state = default_model("The year is ") + ss.regex(r"(19|20)[0-9]{2}")
+    assert re.fullmatch(r"The year is (19|20)[0-9]{2}", str(state))
+
+
+@pytest.mark.slow
+def test_default_model_json_and_pydantic(default_model):
+    prompt = default_model.chat([{"role": "user", "content": "Give me a pet as JSON."}])
+    state = prompt + ss.json(Pet, name="pet", max_tokens=60)
+    assert isinstance(state["pet"], Pet)
+    jsonschema.validate(json.loads(generated_text(state, prompt)), Pet.model_json_schema())
+
+
+@pytest.mark.slow
+def test_default_model_beam4_matches_transformers(default_model):
+    import torch
+
+    prompt = default_model("The capital of France is Paris. The capital of Germany is")
+    ours = prompt + ss.gen(max_tokens=8, sampler=ss.beam(4, length_penalty=0.0))
+    ids = torch.tensor([list(prompt.rows[0].token_ids)])
+    theirs = default_model.hf_model.generate(
+        ids, num_beams=4, length_penalty=0.0, max_new_tokens=8, do_sample=False, early_stopping=False
+    )
+    expected = default_model.tokenizer.decode(theirs[0, ids.shape[1] :], skip_special_tokens=True)
+    finished = [r for r in ours.finish_reasons[0] if r == "eos"]
+    assert not finished, "the comparison needs no beam to reach EOS"
+    assert ours.texts[0][0] == str(prompt) + expected
