@@ -156,14 +156,39 @@ class SchemaCompiler:
         typed = self._types_term(node, pointer)
         if typed is not None:
             parts.append(typed)
-        if "const" in node:
-            parts.append(value_term(node["const"], self.ws_max))
-        if isinstance(node.get("enum"), list):
-            parts.append(alt(*(value_term(v, self.ws_max) for v in node["enum"])))
         parts.extend(self._applicator_parts(node, pointer))
+        values = self._listed_values(node)
+        if values is not None:
+            return self._values_term(values, parts)
         if not parts:
             return self.any
         return intersect(*parts)
+
+    def _listed_values(self, node: dict) -> list | None:
+        """The values ``const`` and ``enum`` allow (both: those in both), or None."""
+        values = node["enum"] if isinstance(node.get("enum"), list) else None
+        if "const" in node:
+            const = node["const"]
+            allowed = values is None or any(json_equal(const, v) for v in values)
+            values = [const] if allowed else []
+        return values
+
+    def _values_term(self, values: list, parts: list[Term]) -> Term:
+        """The listed values that meet ``parts``: a string, boolean or null value has
+        one writing, so it is checked now; other values are intersected."""
+        options = []
+        for value in values:
+            term = value_term(value, self.ws_max)
+            if isinstance(value, str | bool) or value is None:
+                text = json.dumps(value, ensure_ascii=False).encode()
+                try:
+                    if all(matches(part, text) for part in parts):
+                        options.append(term)
+                    continue
+                except KeyError:  # a part recurses into a node still being compiled
+                    pass
+            options.append(intersect(term, *parts))
+        return alt(*options)
 
     def _applicator_parts(self, node: dict, pointer: str) -> list[Term]:
         parts: list[Term] = []
