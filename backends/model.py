@@ -16,6 +16,7 @@ import torch
 import fsm
 from backends.loading import ModelSourceError, load_default_hf, load_hf
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
+from fsm.vocabulary import text_bytes
 from seqstate.state import SequenceState
 
 Message = Mapping[str, str]
@@ -30,7 +31,10 @@ class Model:
         self.runner = ModelRunner(self.hf_model, block_size=block_size)
         eos = _end_of_generation_ids(hf_model, tokenizer)
         self.vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer, size=self.runner.vocab_size, eos_ids=eos)
-        self.indexes = fsm.IndexCache()
+        self.text_bytes = text_bytes(self.vocabulary, tokenizer)
+        # Generated spans record constraint states by number, so an index must live as
+        # long as the states that refer to it: keep many.
+        self.indexes = fsm.IndexCache(max_entries=1024)
 
     # ------------------------------------------------------------ the Engine protocol
 

@@ -194,3 +194,13 @@ class Vocabulary:
             f"Vocabulary(tokens={len(self.token_bytes)}, size={self.size}, "
             f"eos_ids={sorted(self.eos_ids)}, fingerprint={self.fingerprint[:12]})"
         )
+
+
+def text_bytes(vocabulary: Vocabulary, tokenizer: Any) -> tuple[bytes | None, ...]:
+    """Bytes each id shows as text: the vocabulary's bytes, with special tokens (which
+    constraints never allow) shown by their literal content, as in a chat template."""
+    names = tokenizer.convert_ids_to_tokens(list(range(len(vocabulary.token_bytes))))
+    return tuple(
+        data if data is not None or name is None else name.encode()
+        for data, name in zip(vocabulary.token_bytes, names)
+    )

@@ -2,7 +2,7 @@
 
 A state keeps a shared reference to its engine; combining states of two engines is an
 `EngineMismatch`. `seqstate` calls `encode` (to settle pending text that is followed by
-tokens) and reads `vocabulary.token_bytes` (to decode ids); `generate` is called by
+tokens) and reads `text_bytes` (to decode ids); `generate` is called by
 generators, never by the algebra itself.
 """
 
@@ -42,6 +42,12 @@ class Engine(Protocol):
     @property
     def vocabulary(self) -> VocabularyLike:
         """Token bytes and end ids of the model's vocabulary."""
+        ...
+
+    @property
+    def text_bytes(self) -> Sequence[bytes | None]:
+        """Bytes each token id shows as text: `vocabulary.token_bytes`, except that special
+        tokens show their literal content (`<|im_start|>`) so prompts read as written."""
         ...
 
     def encode(self, text: str) -> list[int]:

@@ -97,7 +97,7 @@ class SequenceState:
         """Rows from token ids (one list, a list per batch entry, or batch x samples lists);
         text and character offsets come from the engine's vocabulary bytes."""
         flat, shape = _grid(ids, _is_ids, "token ids")
-        detokenizer = Detokenizer(engine.vocabulary.token_bytes)
+        detokenizer = Detokenizer(engine.text_bytes)
         rows = []
         for row_ids in flat:
             decoded = decode_tokens(detokenizer, row_ids)
@@ -110,7 +110,7 @@ class SequenceState:
 
     def detokenizer(self, stop_strings: Sequence[str] = ()) -> Detokenizer:
         """A detokenizer over the engine's vocabulary."""
-        return Detokenizer(self.engine.vocabulary.token_bytes, tuple(stop_strings))
+        return Detokenizer(self.engine.text_bytes, tuple(stop_strings))
 
     def settle(self) -> SequenceState:
         """Tokenize pending text that tokens follow (see `Row.settle`); trailing pending

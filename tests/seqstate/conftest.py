@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pytest
 
 from fsm import Vocabulary
+from fsm.vocabulary import text_bytes
 from seqstate import Generator, Origin, SequenceState, Span, decode_tokens
 
 
@@ -45,6 +47,10 @@ class FakeEngine:
     tokenizer: Any
     vocabulary: Vocabulary
     pool: object = field(default_factory=object)
+
+    @cached_property
+    def text_bytes(self) -> tuple[bytes | None, ...]:
+        return text_bytes(self.vocabulary, self.tokenizer)
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
