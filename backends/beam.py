@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from backends import sampling
-from backends.generation import GenerationError, allowed_mask, prepare_row
+from backends.generation import GenerationError, Prepared, allowed_mask, prepare_row
 from seqstate.detokenize import DetokState, decode_tokens
 from seqstate.row import Row
 from seqstate.segment import Origin, Span
@@ -62,20 +62,21 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
             "use state.flatten() or index a sample first"
         )
     n, penalty = generator.sampler.n, generator.sampler.length_penalty
-    index = None if generator.constraint is None else model.index(generator.constraint)
     detok = state.detokenizer(generator.stop)
     plain = state.detokenizer()
-    prepared = [prepare_row(model, row, generator, index, plain) for row in state.rows]
+    prepared = [prepare_row(model, row, generator, plain) for row in state.rows]
+    indexes = [p.index for p in prepared]
     eos = set(model.vocabulary.eos_ids)
 
     logits, refs = model.runner.forward([(p.kv_base, p.pending_ids) for p in prepared])
     beams = [Beam(g, (), (), (p.constraint_state,), detok.start(), ref) for g, (p, ref) in enumerate(zip(prepared, refs))]
     finished: list[list[tuple[float, Beam]]] = [[] for _ in prepared]
     for step in range(generator.max_tokens):
-        scores = _step_scores(logits, beams, index)  # [n_beams, V] total log-probs
+        scores = _step_scores(logits, beams, indexes)  # [n_beams, V] total log-probs
         candidates = _top_candidates(scores, beams, len(prepared), 2 * n)
         next_beams: list[Beam] = []
         for group, options in enumerate(candidates):
+            index = indexes[group]
             kept = 0
             for total, parent_at, token in options:
                 parent = beams[parent_at]
@@ -99,6 +100,7 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
         live = [b for b in next_beams if not _group_done(finished[b.group], b, n, penalty)]
         if last_step or not live:
             for b in live if last_step else ():
+                index = indexes[b.group]
                 done = Beam(b.group, b.tokens, b.logprobs, b.states, b.detok, b.ref, "length",
                             index is not None and index.is_final(b.states[-1]))
                 finished[b.group].append((_score(b.total, len(b.tokens), penalty), done))
@@ -112,14 +114,14 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
             raise GenerationError(f"row {group}: every beam was dropped (no allowed continuation)")
         while len(ranked) < n:  # fewer distinct hypotheses than beams: repeat the worst
             ranked.append(ranked[-1])
-        rows.extend(_result_row(p.row, beam, generator, plain) for _, beam in ranked)
+        rows.extend(_result_row(p, beam, plain) for _, beam in ranked)
     return state.with_rows(rows, (len(prepared), n))
 
 
-def _step_scores(logits: torch.Tensor, beams: list[Beam], index: Any) -> torch.Tensor:
+def _step_scores(logits: torch.Tensor, beams: list[Beam], indexes: list[Any]) -> torch.Tensor:
     """Total log-probability of every (beam, token), -inf where not allowed: [n_beams, V]."""
     logits = logits.float()
-    mask = allowed_mask([index] * len(beams), [b.states[-1] for b in beams], logits.shape[1], logits.device)
+    mask = allowed_mask([indexes[b.group] for b in beams], [b.states[-1] for b in beams], logits.shape[1], logits.device)
     masked = logits if mask is None else sampling.mask_logits(logits, mask)
     totals = torch.tensor([b.total for b in beams], device=logits.device, dtype=torch.float32)
     return torch.log_softmax(masked, dim=-1) + totals[:, None]
@@ -160,10 +162,11 @@ def _group_done(done: list[tuple[float, Beam]], beam: Beam, n: int, penalty: flo
     return best_possible <= done[-1][0]
 
 
-def _result_row(base: Row, beam: Beam, generator: Any, plain: Any) -> Row:
+def _result_row(prepared: Prepared, beam: Beam, plain: Any) -> Row:
+    base, generator = prepared.row, prepared.generator
     origin = Origin("generated", generator=replace(generator, resume=False), capture=generator.name,
                     parser=generator.parse, finish_reason=beam.finish_reason, complete=beam.complete,
-                    resumes=generator.resume)
+                    resumes=generator.resume, healed=prepared.healed)
     decoded = decode_tokens(plain, beam.tokens)
     states = [-1 if s is None else s for s in beam.states[1:]]
     span = Span.of_tokens(beam.tokens, decoded, origin, beam.logprobs, states)

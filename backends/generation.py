@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from backends import sampling
-from seqstate.detokenize import DetokState, Detokenizer, decode_tokens
+from fsm.prefixed import Prefixed
+from seqstate.detokenize import Detokenizer, DetokState, decode_tokens
 from seqstate.errors import SeqStateError
 from seqstate.hooks import Backtrack, Replace, Resample, TokenEvent
 from seqstate.row import Row
@@ -46,6 +47,9 @@ class Prepared:
     kv_base: Any  # KVRef | None: covers the tokens before ``pending_ids``
     pending_ids: np.ndarray  # tokens to run before the first sample (>= 1)
     constraint_state: int | None
+    index: TokenIndex | None  # the span's constraint (healed prefix included)
+    generator: Any  # what the span records: its constraint includes the healed prefix
+    healed: str = ""  # prompt text the span regenerates first (token healing)
 
 
 @dataclass
@@ -72,6 +76,10 @@ class RowProgress:
         return self.constraint_states[-1]
 
     @property
+    def index(self) -> TokenIndex | None:
+        return self.prepared.index
+
+    @property
     def text(self) -> str:
         return "".join(self.chunks)
 
@@ -79,24 +87,55 @@ class RowProgress:
 # ----------------------------------------------------------------------------- prepare
 
 
-def prepare_row(model: Model, row: Row, generator: Any, index: TokenIndex | None, detok: Detokenizer) -> Prepared:
-    """Tokenize the row's pending text (token healing at the seam) and find what the
-    model must still compute. The constraint starts at its initial state, or, when the
-    generator resumes, at the state recorded where the row was cut, advanced over the
-    cut token's leading characters."""
-    state = None if index is None else _start_state(row, generator, index)
+def prepare_row(model: Model, row: Row, generator: Any, detok: Detokenizer) -> Prepared:
+    """Tokenize the row's pending text and find what the model must still compute.
+
+    Token healing, on by default: appended text is tokenized together with the last
+    token before it, and the last prompt token is then removed and regenerated as the
+    start of the span (its bytes prefix the constraint), so the model picks the merged
+    token it would naturally write ("Name: " + "John" -> ' John', not ' ' + 'John').
+    The constraint starts at its initial state, or, when the generator resumes, at the
+    state recorded where the row was cut, advanced over the cut token's leading text."""
+    spec = generator.constraint
+    state = None if spec is None else _start_state(row, generator, model.index(spec))
     row = row.settle(model.encode, detok)
     pending = row.pending_text
     if pending:
         row = _tokenize_tail(model, row, pending, heal=generator.heal, detok=detok)
+    healed = b""
+    if generator.heal and not generator.resume:
+        row, healed = _remove_last_token(model, row)
     if row.n_tokens == 0:
         raise GenerationError("cannot generate from an empty row: start from a prompt")
+    if healed:
+        spec = Prefixed(healed, spec)
+        generator = replace(generator, constraint=spec, heal=False)
+    index = None if spec is None else model.index(spec)
+    if healed and index is not None:
+        state = index.initial_state
     ids = np.asarray(row.token_ids, dtype=np.int64)
     covered = 0 if row.kv is None else row.kv.length
     if covered >= len(ids):  # everything is cached: recompute the last position's logits
         covered = len(ids) - 1
     kv_base = None if row.kv is None or covered == 0 else row.kv.prefix(covered)
-    return Prepared(row, kv_base, ids[covered:], state)
+    return Prepared(row, kv_base, ids[covered:], state, index, generator, healed.decode())
+
+
+def _remove_last_token(model: Model, row: Row) -> tuple[Row, bytes]:
+    """The row without its last token and that token's bytes, when healing applies:
+    a text token (not special) on character boundaries, with a token before it."""
+    if row.n_tokens < 2 or row.pending_text:
+        return row, b""
+    data = model.vocabulary.token_bytes[int(row.token_ids[-1])]
+    if not data:
+        return row, b""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return row, b""
+    if not row.text.endswith(text):
+        return row, b""
+    return row.slice_tokens(0, row.n_tokens - 1), data
 
 
 def _start_state(row: Row, generator: Any, index: TokenIndex) -> int:
@@ -194,11 +233,10 @@ def decode(model: Model, state: SequenceState, generator: Any):
         from backends.beam import beam_search
 
         return beam_search(model, state, generator)
-    index = None if generator.constraint is None else model.index(generator.constraint)
     detok = state.detokenizer(generator.stop)
     plain = state.detokenizer()
-    prepared = [prepare_row(model, row, generator, index, plain) for row in state.rows]
-    progress = [RowProgress(p, [detok.start()], [p.constraint_state]) for p in prepared]
+    prepared = [prepare_row(model, row, generator, plain) for row in state.rows]
+    progress = [RowProgress(p, [detok.start()], [p.constraint_state], emitted=len(p.healed)) for p in prepared]
     device = model.device
     rng = _rng(generator.sampler, device)
     eos = np.asarray(sorted(model.vocabulary.eos_ids), dtype=np.int64)
@@ -208,14 +246,14 @@ def decode(model: Model, state: SequenceState, generator: Any):
     for i, ref in zip(active, refs):
         progress[i].ref = ref
     while active:
-        _finish_forced_ends(progress, active, index, eos)
+        _finish_forced_ends(progress, active, eos)
         live = [i for i in active if progress[i].finish_reason is None]
         keep = [k for k, i in enumerate(active) if progress[i].finish_reason is None]
         logits = logits[keep] if len(keep) != len(active) else logits
         active = live
         if not active:
             break
-        tokens = _sample_step(model, progress, active, logits, index, generator, rng, eos)
+        tokens = _sample_step(model, progress, active, logits, generator, rng)
         feeds: list[tuple[Any, np.ndarray]] = []
         still: list[int] = []
         for i, token in zip(active, tokens):
@@ -224,11 +262,11 @@ def decode(model: Model, state: SequenceState, generator: Any):
                 feeds.append(_rewind_feed(row))
                 still.append(i)
                 continue
-            if _commit(row, token, index, detok, generator, eos):
+            if _commit(row, token, detok, generator, eos):
                 feeds.append(_rewind_feed(row))  # a banned string was rewound
                 still.append(i)
             elif row.finish_reason is None:
-                forced = _jump_forward(model, row, index, detok)
+                forced = _jump_forward(model, row, detok)
                 feeds.append((row.ref, np.asarray([token, *forced], dtype=np.int64)))
                 still.append(i)
         yield _chunks(progress, state.shape, generator.banned)
@@ -240,7 +278,7 @@ def decode(model: Model, state: SequenceState, generator: Any):
     for row in progress:
         row.chunks.append(detok.finish(row.detok_states[-1])[1].text if row.stop_at is None else "")
     yield _chunks(progress, state.shape, generator.banned)
-    return state.with_rows([_result_row(row, generator, plain) for row in progress])
+    return state.with_rows([_result_row(row, plain) for row in progress])
 
 
 def _chunks(progress: Sequence[RowProgress], shape: tuple[int, int], banned: Sequence[str]) -> list[list[str]]:
@@ -269,13 +307,12 @@ def _safe_length(row: RowProgress, text: str, banned: Sequence[str]) -> int:
     return hold_from if token is None else min(hold_from, row.detok_states[token].decoded_chars)
 
 
-def _finish_forced_ends(progress: list[RowProgress], active: list[int], index: TokenIndex | None, eos: np.ndarray) -> None:
+def _finish_forced_ends(progress: list[RowProgress], active: list[int], eos: np.ndarray) -> None:
     """A constrained row whose state is final with nothing else allowed is complete."""
-    if index is None:
-        return
     for i in active:
         row = progress[i]
-        if row.finish_reason is None and index.is_final(row.state):
+        index = row.index
+        if index is not None and row.finish_reason is None and index.is_final(row.state):
             allowed = index.allowed_tokens(row.state)
             if np.isin(allowed, eos).all():
                 row.finish_reason, row.complete = "stop", True
@@ -286,14 +323,13 @@ def _sample_step(
     progress: list[RowProgress],
     active: list[int],
     logits: torch.Tensor,
-    index: TokenIndex | None,
     generator: Any,
     rng: torch.Generator | None,
-    eos: np.ndarray,
 ) -> list[int | None]:
     """One token per active row (None where a hook asked to backtrack)."""
     logits = logits.float()
-    mask = allowed_mask([index] * len(active), [progress[i].state for i in active], logits.shape[1], logits.device)
+    rows = [progress[i] for i in active]
+    mask = allowed_mask([r.index for r in rows], [r.state for r in rows], logits.shape[1], logits.device)
     masked = logits if mask is None else sampling.mask_logits(logits, mask)
     masked = _apply_bans(masked, [progress[i] for i in active])
     chosen = choose_tokens(masked, generator.sampler, rng)
@@ -364,16 +400,17 @@ def _event(model: Model, i: int, row: RowProgress, token: int, logits: torch.Ten
     )
 
 
-def _commit(row: RowProgress, token: int, index: TokenIndex | None, detok: Detokenizer, generator: Any, eos: np.ndarray) -> bool:
+def _commit(row: RowProgress, token: int, detok: Detokenizer, generator: Any, eos: np.ndarray) -> bool:
     """Append one sampled token: constraint, text, stop strings, banned strings, limits.
 
     Returns True when a banned string made the row rewind (its next input differs)."""
+    index = row.index
     if token in eos:
         row.logprobs.pop()
         row.finish_reason = "eos"
         row.complete = index is None or index.is_final(row.state)
         return False
-    _append(row, token, index, detok)
+    _append(row, token, detok)
     if generator.banned and _rewind_banned(row, generator):
         return True
     if row.stop_at is None and row.detok_states[-1].stop is not None:
@@ -385,8 +422,8 @@ def _commit(row: RowProgress, token: int, index: TokenIndex | None, detok: Detok
     return False
 
 
-def _append(row: RowProgress, token: int, index: TokenIndex | None, detok: Detokenizer) -> None:
-    new_state = None if index is None else index.next_state(row.state, token)
+def _append(row: RowProgress, token: int, detok: Detokenizer) -> None:
+    new_state = None if row.index is None else row.index.next_state(row.state, token)
     if new_state is not None and new_state < 0:
         raise GenerationError(f"token {token} is not allowed in constraint state {row.state}")
     detok_state, chunk = detok.feed(row.detok_states[-1], token)
@@ -449,8 +486,9 @@ def _rewind_feed(row: RowProgress) -> tuple[Any, np.ndarray]:
     return row.ref.prefix(len(kept) - 1), kept[-1:]
 
 
-def _jump_forward(model: Model, row: RowProgress, index: TokenIndex | None, detok: Detokenizer) -> list[int]:
+def _jump_forward(model: Model, row: RowProgress, detok: Detokenizer) -> list[int]:
     """Tokens the constraint forces next (canonical tokenization), appended unsampled."""
+    index = row.index
     if index is None or not getattr(model, "jump_forward", True):
         return []
     forced = index.forced_bytes(row.state)
@@ -468,15 +506,15 @@ def _jump_forward(model: Model, row: RowProgress, index: TokenIndex | None, deto
             return []
     taken: list[int] = []
     for token in ids:
-        _append(row, token, index, detok)
+        _append(row, token, detok)
         row.logprobs.append(0.0)
         row.forced += 1
         taken.append(token)
     return taken
 
 
-def _result_row(row: RowProgress, generator: Any, plain: Detokenizer) -> Row:
-    base = row.prepared.row
+def _result_row(row: RowProgress, plain: Detokenizer) -> Row:
+    base, generator = row.prepared.row, row.prepared.generator
     origin = Origin(
         "generated",
         generator=replace(generator, resume=False),
@@ -485,6 +523,7 @@ def _result_row(row: RowProgress, generator: Any, plain: Detokenizer) -> Row:
         finish_reason=row.finish_reason,
         complete=row.complete,
         resumes=generator.resume,
+        healed=row.prepared.healed,
     )
     decoded = decode_tokens(plain, row.tokens)
     span = Span.of_tokens(row.tokens, decoded, origin, row.logprobs, [-1 if s is None else s for s in row.constraint_states[1:]])

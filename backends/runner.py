@@ -51,6 +51,7 @@ class ModelRunner:
         max_blocks: int | None = None,
         min_shared_tokens: int = 8,
         max_levels: int = 4,
+        prefix_cache: bool = True,
     ) -> None:
         config = model.config.get_text_config()
         attention = config._attn_implementation
@@ -79,6 +80,7 @@ class ModelRunner:
             device=self.device,
             initial_blocks=initial_blocks,
             max_blocks=max_blocks,
+            prefix_cache=prefix_cache,
         )
 
     def kv_stats(self) -> dict[str, int]:
@@ -109,6 +111,10 @@ class ModelRunner:
         segments that end a row (`[n_segments, vocab]`, rows of other segments
         undefined) and, with `all_positions`, every segment's per-token logits."""
         bases, tokens = self._check(rows)
+        requested = sum((0 if b is None else b.length) + len(t) for b, t in zip(bases, tokens))
+        for i, base in enumerate(bases):
+            if base is None and (cached := self.pool.match_prefix(tokens[i])) is not None:
+                bases[i], tokens[i] = cached, tokens[i][cached.length :]
         plan = plan_rows(
             [None if b is None else b.content_key for b in bases],
             tokens,
@@ -129,6 +135,7 @@ class ModelRunner:
                 new_refs, hidden, counts = self._run(level_bases, [seg.tokens for seg in segments])
                 for s, ref in zip(level, new_refs):
                     refs[s] = ref
+                    self.pool.publish(ref)
                 wanted = [i for i, s in enumerate(level) if s in ends]
                 if wanted:
                     rows_t = torch.tensor(wanted, device=self.device)
@@ -142,7 +149,6 @@ class ModelRunner:
                     for s, chunk in zip(level, flat.split(counts)):
                         every[s] = chunk
         computed = sum(len(seg.tokens) for seg in plan.segments)
-        requested = sum((0 if b is None else b.length) + len(t) for b, t in zip(bases, tokens))
         self.pool.tokens_computed += computed
         self.pool.tokens_reused += requested - computed
         return plan, refs, last, every
@@ -152,7 +158,7 @@ class ModelRunner:
     ) -> tuple[list[KVRef], torch.Tensor, list[int]]:
         """One batched forward: new handles, hidden states [B, T, E], tokens per row."""
         counts = [len(t) for t in tokens]
-        refs, slots = self.pool.extend(bases, counts)
+        refs, slots = self.pool.extend(bases, tokens)
         past = np.array([0 if b is None else b.length for b in bases], dtype=np.int64)
         batch = build_batch(
             past, tokens, slots, [r.block_ids for r in refs], dtype=self.dtype, device=self.device

@@ -222,6 +222,9 @@ class Row:
                 raise KeyError(name)
             return default
         text = "".join(s.text for s in reversed(pieces))
+        healed = pieces[-1].origin.healed
+        if healed and text.startswith(healed):
+            text = text[len(healed) :]  # that text belongs to what came before the span
         parser = pieces[0].origin.parser
         if parser is None:
             return text

@@ -38,6 +38,7 @@ class Origin:
     finish_reason: str | None = None
     complete: bool = True
     resumes: bool = False  # continues the generated span right before it (``state.resume()``)
+    healed: str = ""  # text before the span that it regenerated first (token healing)
 
 
 def _frozen(values: Any, dtype: type, n: int, name: str) -> np.ndarray:

@@ -91,6 +91,18 @@ def test_four_generators_chained_in_one_sequence(tiny_model):
     assert text.startswith(str(prompt) + "Year: " + state["year"] + "\nColor: " + state["color"])
 
 
+def test_token_healing_regenerates_the_last_prompt_token(tiny_model):
+    prompt = tiny_model("Name:") + " "
+    healed = prompt + ss.regex(r" ?[A-Z][a-z]{2,6}", name="name")
+    plain = prompt + ss.regex(r" ?[A-Z][a-z]{2,6}", name="name", heal=False)
+    for state in (healed, plain):
+        assert str(state).startswith("Name: ")
+        assert re.fullmatch(r" ?[A-Z][a-z]{2,6}", state["name"])
+    first = healed.rows[0].segments[-1]
+    assert first.kind == "generated" and first.text.startswith(" ")  # the space was regenerated
+    assert healed.rows[0].segments[-1].origin.healed == " "
+
+
 def test_length_limit_reports_incomplete(tiny_model):
     state = tiny_model("x") + ss.regex(r"[a-z]{50}", max_tokens=3)
     origin = state.rows[0].segments[-1].origin
@@ -147,7 +159,8 @@ def test_hook_that_bans_the_top_token_changes_every_choice(tiny_model):
 def test_replace_hook_forces_a_token(tiny_model):
     prompt = tiny_model("Answer:")
     target = tiny_model.encode(" yes")[0]
-    state = prompt + ss.gen(max_tokens=1, hooks=[lambda event: ss.Replace(target)])
+    # heal=False: with healing the first token must start with the prompt's last token
+    state = prompt + ss.gen(max_tokens=1, heal=False, hooks=[lambda event: ss.Replace(target)])
     assert str(state).endswith(" yes")
 
 
