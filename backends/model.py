@@ -8,7 +8,7 @@ through ``generate``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -25,8 +25,17 @@ Message = Mapping[str, str]
 class Model:
     """A transformers causal LM with a paged KV pool, usable as ``model("prompt")``."""
 
-    def __init__(self, hf_model: Any, tokenizer: Any, *, block_size: int = 16) -> None:
+    def __init__(
+        self,
+        hf_model: Any,
+        tokenizer: Any,
+        *,
+        block_size: int = 16,
+        progress: bool | Callable[[int, int], None] = False,
+    ) -> None:
         self.hf_model = hf_model.eval()
+        self.progress = progress  # True: a tqdm bar per generation; a callable gets (done, total)
+        self.counters = {"tokens_sampled": 0, "tokens_forced": 0}
         self.tokenizer = tokenizer
         self.runner = ModelRunner(self.hf_model, block_size=block_size)
         eos = _end_of_generation_ids(hf_model, tokenizer)
@@ -79,6 +88,13 @@ class Model:
         """The token index of a constraint spec, compiled once per model."""
         return fsm.compile(spec, self.vocabulary, cache=self.indexes)
 
+    def generation_stats(self) -> dict[str, float]:
+        """Tokens sampled and tokens forced by jump-forward (cumulative), and the share
+        of forced tokens among all generated ones."""
+        total = self.counters["tokens_sampled"] + self.counters["tokens_forced"]
+        share = self.counters["tokens_forced"] / total if total else 0.0
+        return {**self.counters, "forced_share": share}
+
     def kv_stats(self) -> dict[str, int]:
         """KV pool figures: block_size, blocks_used, blocks_total, tokens_computed, tokens_reused."""
         return self.runner.kv_stats()
@@ -125,10 +141,12 @@ def load_model(
     device: str | torch.device | None = None,
     dtype: torch.dtype | str | None = None,
     block_size: int = 16,
+    progress: bool | Callable[[int, int], None] = False,
 ) -> Model:
     """Load a model: ``None`` = the embedded SmolLM2-135M-Instruct, a transformers model id
     or local directory, or an already built ``(model, tokenizer)`` pair. ``device=None``
-    picks CUDA when available, else CPU."""
+    picks CUDA when available, else CPU. ``progress=True`` shows a tqdm bar while
+    generating; a callable receives ``(tokens done, max tokens)`` instead."""
     target = _pick_device(device)
     wanted = _pick_dtype(dtype, target)
     if source is None:
@@ -146,4 +164,4 @@ def load_model(
     if attention not in SUPPORTED_ATTENTION:
         hf_model.set_attn_implementation("sdpa")
     hf_model = hf_model.to(device=target, dtype=wanted)
-    return Model(hf_model, tokenizer, block_size=block_size)
+    return Model(hf_model, tokenizer, block_size=block_size, progress=progress)

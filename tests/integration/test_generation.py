@@ -31,7 +31,9 @@ def generated_text(state: ss.SequenceState, prompt: ss.SequenceState) -> str:
     return str(state)[len(str(prompt)) :]
 
 
-@pytest.mark.parametrize("pattern", [r"(19|20)[0-9]{2}", r"[a-z]{2,5}@[a-z]{2,4}\.(com|org)", r"-?[1-9][0-9]{0,3}"])
+@pytest.mark.parametrize(
+    "pattern", [r"(19|20)[0-9]{2}", r"[a-z]{2,5}@[a-z]{2,4}\.(com|org)", r"-?[1-9][0-9]{0,3}"]
+)
 def test_regex_output_fully_matches(tiny_model, pattern):
     prompt = tiny_model("Value: ")
     state = prompt + ss.regex(pattern, name="v", max_tokens=40)
@@ -50,7 +52,10 @@ def test_choice_gives_one_option(tiny_model):
 def test_json_schema_output_validates(tiny_model):
     schema = {
         "type": "object",
-        "properties": {"id": {"type": "integer", "minimum": 0, "maximum": 99}, "tag": {"enum": ["a", "b"]}},
+        "properties": {
+            "id": {"type": "integer", "minimum": 0, "maximum": 99},
+            "tag": {"enum": ["a", "b"]},
+        },
         "required": ["id", "tag"],
         "additionalProperties": False,
     }
@@ -79,10 +84,18 @@ def test_four_generators_chained_in_one_sequence(tiny_model):
     prompt = tiny_model("Record\n")
     state = (
         prompt
-        + "Year: " + ss.regex(r"1[89][0-9]{2}", name="year")
-        + "\nColor: " + ss.choice(["red", "blue"], name="color")
-        + "\nData: " + ss.json({"type": "array", "items": {"type": "integer"}, "maxItems": 3}, name="data", max_tokens=40)
-        + "\nNote: " + ss.gen(max_tokens=5, name="note")
+        + "Year: "
+        + ss.regex(r"1[89][0-9]{2}", name="year")
+        + "\nColor: "
+        + ss.choice(["red", "blue"], name="color")
+        + "\nData: "
+        + ss.json(
+            {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+            name="data",
+            max_tokens=40,
+        )
+        + "\nNote: "
+        + ss.gen(max_tokens=5, name="note")
     )
     assert re.fullmatch(r"1[89][0-9]{2}", state["year"])
     assert state["color"] in ("red", "blue")
@@ -225,7 +238,8 @@ def test_default_model_json_and_pydantic(default_model):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "text", ["Here is a list of fruits: apple, banana,", "The history of the Roman Empire begins with"]
+    "text",
+    ["Here is a list of fruits: apple, banana,", "The history of the Roman Empire begins with"],
 )
 def test_default_model_beam4_matches_transformers(default_model, text):
     import torch
@@ -234,8 +248,36 @@ def test_default_model_beam4_matches_transformers(default_model, text):
     ours = prompt + ss.gen(max_tokens=8, sampler=ss.beam(4, length_penalty=0.0))
     ids = torch.tensor([list(prompt.rows[0].token_ids)])
     theirs = default_model.hf_model.generate(
-        ids, num_beams=4, length_penalty=0.0, max_new_tokens=8, do_sample=False, early_stopping=False
+        ids,
+        num_beams=4,
+        length_penalty=0.0,
+        max_new_tokens=8,
+        do_sample=False,
+        early_stopping=False,
     )
     expected = default_model.tokenizer.decode(theirs[0, ids.shape[1] :], skip_special_tokens=True)
     assert "eos" not in ours.finish_reasons[0], "the comparison needs no beam to reach EOS"
     assert ours.texts[0][0] == str(prompt) + expected
+
+
+def test_progress_callable_and_forced_token_share(tiny_model):
+    seen = []
+    tiny_model.progress = lambda done, total: seen.append((done, total))
+    try:
+        before = tiny_model.generation_stats()
+        state = tiny_model("Item: ") + ss.json(
+            {
+                "type": "object",
+                "properties": {"flag": {"type": "boolean"}},
+                "required": ["flag"],
+                "additionalProperties": False,
+            },
+            max_tokens=20,
+        )
+    finally:
+        tiny_model.progress = False
+    assert seen and seen[-1] == (20, 20) and all(total == 20 for _, total in seen)
+    after = tiny_model.generation_stats()
+    assert after["tokens_forced"] > before["tokens_forced"]  # '{"flag":' is forced
+    assert 0 < after["forced_share"] < 1
+    assert state.finish_reasons == [["stop"]]
