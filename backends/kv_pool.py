@@ -13,10 +13,20 @@ last block of a handle is written in place when this handle ends at the block's
 high-water mark (nobody has written after it, so no live handle can read the slots
 about to be written) or when the handle is the block's only owner; otherwise the
 block is copied first. Full blocks are never copied.
+
+Prefix cache (vLLM-style, optional): the pool remembers the token id written at every
+slot, so once a forward has filled a block, `publish` files it under a hash of all
+tokens from position 0 to the block's end. A block whose last handle is dropped stays
+findable by that hash (an LRU of evictable blocks, reclaimed only when the free list
+is empty), and `match_prefix` turns the longest run of cached full blocks at the
+start of a token sequence into a handle, so the same prompt built twice is computed
+once.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,6 +55,7 @@ class KVPool:
         device: torch.device | str = "cpu",
         initial_blocks: int = 64,
         max_blocks: int | None = None,
+        prefix_cache: bool = True,
     ) -> None:
         if block_size < 1 or initial_blocks < 1:
             raise ValueError("block_size and initial_blocks must be positive")
@@ -58,8 +69,13 @@ class KVPool:
         self.values = torch.zeros(shape, dtype=dtype, device=device)
         self._refs = np.zeros(total, dtype=np.int64)
         self._filled = np.zeros(total, dtype=np.int64)  # high-water mark of written slots
+        self._tokens = np.zeros((total, block_size), dtype=np.int64)  # token id at each slot
         self._refs[NULL_BLOCK] = 1
         self._free = list(range(total - 1, 0, -1))  # pop() hands out low ids first
+        self.prefix_cache = prefix_cache
+        self._hash_of: dict[int, bytes] = {}  # full block -> hash of tokens [0, block end)
+        self._by_hash: dict[bytes, int] = {}  # hash -> the block findable under it
+        self._evictable: OrderedDict[int, None] = OrderedDict()  # unowned findable blocks, LRU
         self.tokens_computed = 0
         self.tokens_reused = 0
 
@@ -71,49 +87,57 @@ class KVPool:
     def decref(self, blocks: np.ndarray) -> None:
         self._refs[blocks] -= 1
         dead = blocks[self._refs[blocks] == 0]
-        if len(dead):
-            self._filled[dead] = 0
-            self._free.extend(dead.tolist())
+        for block in dead.tolist():
+            if self._by_hash.get(self._hash_of.get(block, b"")) == block:
+                self._evictable[block] = None
+            else:
+                self._forget(block)
+                self._free.append(block)
 
     # --- appending ----------------------------------------------------------------
 
     def extend(
-        self, bases: Sequence[KVRef | None], counts: Sequence[int]
+        self, bases: Sequence[KVRef | None], tokens: Sequence[np.ndarray]
     ) -> tuple[list[KVRef], list[np.ndarray]]:
-        """For each row, a new handle of `base.length + count` positions and the pool slots
-        (`block * block_size + offset`) where the K/V of the `count` new positions go.
+        """For each row, a new handle of `base.length + len(tokens)` positions and the pool
+        slots (`block * block_size + offset`) where the K/V of the new positions go.
 
         Copy-on-write copies of shared partial blocks are made here, in one tensor op.
         Raises `OutOfKVMemory` before touching anything when the pool cannot grow enough.
         """
         bs = self.block_size
         lengths = [0 if base is None else base.length for base in bases]
-        worst = sum(-(-(n0 + c) // bs) - n0 // bs for n0, c in zip(lengths, counts))
+        worst = sum(-(-(n0 + len(t)) // bs) - n0 // bs for n0, t in zip(lengths, tokens))
         self._reserve(worst)
         copy_src: list[int] = []
         copy_dst: list[int] = []
         refs: list[KVRef] = []
         slots: list[np.ndarray] = []
-        for base, start, count in zip(bases, lengths, counts):
-            if count <= 0:
-                raise ValueError(f"cannot extend a KVRef by {count} positions")
+        for base, start, new in zip(bases, lengths, tokens):
+            if len(new) == 0:
+                raise ValueError("cannot extend a KVRef by 0 positions")
             blocks = [] if base is None else base.block_ids.tolist()
             used = start % bs
+            end = start + len(new)
             if used:
                 last = blocks[-1]
                 if self._filled[last] != used and self._refs[last] != 1:
                     copy_src.append(last)
-                    last = blocks[-1] = self._free.pop()
+                    last = blocks[-1] = self._take()
                     copy_dst.append(last)
-                self._filled[last] = min(bs, used + count)
-            end = start + count
+                    self._tokens[last] = self._tokens[copy_src[-1]]
+                else:
+                    self._unpublish(last)  # its slots after `used` may be overwritten
+                self._filled[last] = min(bs, end - (len(blocks) - 1) * bs)
             while len(blocks) * bs < end:
-                block = self._free.pop()
+                block = self._take()
                 self._filled[block] = min(bs, end - len(blocks) * bs)
                 blocks.append(block)
             ids = np.asarray(blocks, dtype=np.int64)
             positions = np.arange(start, end)
-            slots.append(ids[positions // bs] * bs + positions % bs)
+            where = ids[positions // bs] * bs + positions % bs
+            self._tokens.reshape(-1)[where] = new
+            slots.append(where)
             refs.append(KVRef(self, ids, end))
         if copy_src:
             src = torch.tensor(copy_src, device=self.keys.device)
@@ -123,17 +147,18 @@ class KVPool:
         return refs, slots
 
     def _reserve(self, needed: int) -> None:
-        """Make sure `needed` blocks are free, doubling the storage if allowed."""
-        if needed <= len(self._free):
+        """Make sure `needed` blocks can be taken, doubling the storage if allowed."""
+        available = len(self._free) + len(self._evictable)
+        if needed <= available:
             return
         total = self.keys.shape[1]
-        want = total + needed - len(self._free)
+        want = total + needed - available
         new_total = max(want, 2 * total - 1)
         if self.max_blocks is not None:
             new_total = min(new_total, self.max_blocks + 1)
         if new_total < want:
             raise OutOfKVMemory(
-                f"the KV pool needs {needed} free blocks but has {len(self._free)} free of "
+                f"the KV pool needs {needed} free blocks but has {available} free of "
                 f"{total - 1} (block_size={self.block_size}, max_blocks={self.max_blocks}, "
                 f"{self.blocks_used} in use); drop unused states or raise max_blocks"
             )
@@ -144,7 +169,63 @@ class KVPool:
         self.values = torch.cat([self.values, zeros], dim=1)
         self._refs = np.concatenate([self._refs, np.zeros(grow, dtype=np.int64)])
         self._filled = np.concatenate([self._filled, np.zeros(grow, dtype=np.int64)])
+        self._tokens = np.concatenate([self._tokens, np.zeros((grow, self.block_size), np.int64)])
         self._free[:0] = range(new_total - 1, total - 1, -1)
+
+    def _take(self) -> int:
+        """A block for writing: from the free list, else the least recently cached one."""
+        if self._free:
+            return self._free.pop()
+        block, _ = self._evictable.popitem(last=False)
+        self._forget(block)
+        return block
+
+    # --- prefix cache ---------------------------------------------------------------
+
+    def publish(self, ref: KVRef) -> None:
+        """File the full blocks of `ref` by content hash; call once their K/V is written."""
+        if not self.prefix_cache:
+            return
+        blocks = ref.block_ids.tolist()
+        full = ref.length // self.block_size
+        first = full
+        while first > 0 and blocks[first - 1] not in self._hash_of:
+            first -= 1
+        previous = self._hash_of[blocks[first - 1]] if first else b""
+        for block in blocks[first:full]:
+            previous = self._hash_of[block] = _chain(previous, self._tokens[block])
+            self._by_hash.setdefault(previous, block)
+
+    def match_prefix(self, tokens: np.ndarray) -> KVRef | None:
+        """A handle on the longest run of cached full blocks that starts `tokens`, leaving
+        at least one token to compute (its logits are needed); None when nothing matches."""
+        if not self.prefix_cache:
+            return None
+        bs = self.block_size
+        blocks: list[int] = []
+        previous = b""
+        while (len(blocks) + 1) * bs < len(tokens):
+            start = len(blocks) * bs
+            previous = _chain(previous, tokens[start : start + bs])
+            block = self._by_hash.get(previous)
+            if block is None:
+                break
+            blocks.append(block)
+        if not blocks:
+            return None
+        for block in blocks:
+            self._evictable.pop(block, None)
+        return KVRef(self, np.asarray(blocks, dtype=np.int64), len(blocks) * bs)
+
+    def _unpublish(self, block: int) -> None:
+        """Stop finding `block` by hash: its content is about to change."""
+        key = self._hash_of.pop(block, None)
+        if key is not None and self._by_hash.get(key) == block:
+            del self._by_hash[key]
+
+    def _forget(self, block: int) -> None:
+        self._unpublish(block)
+        self._filled[block] = 0
 
     # --- reading and statistics ---------------------------------------------------
 
@@ -172,8 +253,15 @@ class KVPool:
         return {
             "block_size": self.block_size,
             "blocks_used": self.blocks_used,
+            "blocks_cached": len(self._evictable),
             "blocks_total": self.blocks_total,
             "bytes_per_block": 2 * self.keys[:, 0].numel() * self.keys.element_size(),
             "tokens_computed": self.tokens_computed,
             "tokens_reused": self.tokens_reused,
         }
+
+
+def _chain(previous: bytes, tokens: np.ndarray) -> bytes:
+    """Hash of a block's tokens chained to the hash of everything before it."""
+    data = previous + np.ascontiguousarray(tokens, dtype=np.int64).tobytes()
+    return hashlib.blake2b(data, digest_size=16).digest()

@@ -22,7 +22,7 @@ def make_pool(**kwargs) -> KVPool:
 
 def append(pool: KVPool, base: KVRef | None, values: list[float]) -> KVRef:
     """Extend `base` by len(values) positions whose K and V hold `values` (what a forward does)."""
-    (ref,), (slots,) = pool.extend([base], [len(values)])
+    (ref,), (slots,) = pool.extend([base], [np.array(values, dtype=np.int64)])
     write(pool, slots, values)
     return ref
 
@@ -135,7 +135,7 @@ def test_out_of_memory_is_clear_and_leaves_pool_intact():
     pool = make_pool(initial_blocks=2, max_blocks=3)
     ref = append(pool, None, [1, 2, 3, 4, 5])
     with pytest.raises(OutOfKVMemory, match=r"needs 3 free blocks but has 0 free of 2"):
-        pool.extend([ref], [9])
+        pool.extend([ref], [np.arange(9)])
     assert pool.kv_stats()["blocks_used"] == 2
     assert content(pool, ref) == [1, 2, 3, 4, 5]
 
@@ -152,3 +152,57 @@ def test_stats_have_the_documented_keys():
     for key in ("block_size", "blocks_used", "blocks_total", "tokens_computed", "tokens_reused"):
         assert key in stats
     assert stats["block_size"] == BS and stats["blocks_used"] == 0
+
+
+def published(pool: KVPool, values: list[float]) -> KVRef:
+    ref = append(pool, None, values)
+    pool.publish(ref)
+    return ref
+
+
+def test_dropped_blocks_stay_findable_by_prefix():
+    pool = make_pool()
+    ref = published(pool, [1, 2, 3, 4, 5, 6, 7, 8, 9])
+    blocks = ref.block_ids[:2].tolist()
+    del ref
+    assert pool.kv_stats()["blocks_used"] == 0 and pool.kv_stats()["blocks_cached"] == 2
+    hit = pool.match_prefix(np.array([1, 2, 3, 4, 5, 6, 7, 8, 10]))
+    assert hit.length == 8 and hit.block_ids.tolist() == blocks
+    assert content(pool, hit) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert pool.kv_stats()["blocks_used"] == 2 and pool.kv_stats()["blocks_cached"] == 0
+    assert pool.match_prefix(np.array([1, 2, 3, 5, 5, 6, 7, 8, 9])) is None
+
+
+def test_match_leaves_a_token_to_compute():
+    pool = make_pool()
+    published(pool, [1, 2, 3, 4, 5, 6, 7, 8, 9])
+    assert pool.match_prefix(np.array([1, 2, 3, 4, 5, 6, 7, 8])).length == 4
+    assert pool.match_prefix(np.array([1, 2, 3, 4])) is None
+
+
+def test_cached_blocks_are_evicted_when_the_pool_is_full():
+    pool = make_pool(initial_blocks=2, max_blocks=2)
+    old = published(pool, [1, 2, 3, 4, 5, 6, 7, 8])
+    del old
+    new = append(pool, None, [9, 9, 9, 9, 9, 9, 9, 9])  # needs both cached blocks
+    assert content(pool, new) == [9] * 8
+    assert pool.match_prefix(np.array([1, 2, 3, 4, 5, 6, 7, 8, 0])) is None
+
+
+def test_overwriting_a_published_block_in_place_unpublishes_it():
+    pool = make_pool()
+    full = published(pool, [1, 2, 3, 4, 5, 6, 7, 8])
+    head = full.prefix(5)
+    del full  # head is now the only owner of the second block
+    changed = append(pool, head, [0, 0, 0])
+    assert changed.block_ids.tolist() == head.block_ids.tolist()  # written in place
+    hit = pool.match_prefix(np.array([1, 2, 3, 4, 5, 6, 7, 8, 9]))
+    assert hit.length == 4  # the second block no longer holds 5..8
+
+
+def test_prefix_cache_can_be_disabled():
+    pool = make_pool(prefix_cache=False)
+    ref = published(pool, [1, 2, 3, 4, 5, 6, 7, 8, 9])
+    del ref
+    assert pool.kv_stats()["blocks_cached"] == 0
+    assert pool.match_prefix(np.array([1, 2, 3, 4, 5, 6, 7, 8, 9])) is None

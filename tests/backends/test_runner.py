@@ -154,3 +154,27 @@ def test_eager_attention_gives_the_same_logits(tiny_hf_model):
         rest, _ = runner.forward_all([(kv, tokens[7:]), (None, tokens[:4])])
         torch.testing.assert_close(torch.cat([first[0], step[0], rest[0]]), full)
         torch.testing.assert_close(rest[1], full[:4])
+
+
+def test_same_prompt_built_twice_is_computed_once(runner, tiny_hf_model):
+    prompt = ids(20, 21)
+    first, refs = runner.forward([(None, prompt)])
+    del refs
+    gc.collect()
+    assert runner.kv_stats()["blocks_used"] == 0
+    before = runner.kv_stats()["tokens_computed"]
+    again, _ = runner.forward_all([(None, prompt)])
+    assert runner.kv_stats()["tokens_computed"] - before == 1  # 20 positions came from the cache
+    torch.testing.assert_close(again[0][-1], first[0])
+    torch.testing.assert_close(again[0][-1], recompute(tiny_hf_model, prompt)[-1])
+
+
+def test_prefix_cache_never_serves_overwritten_blocks(runner, tiny_hf_model):
+    prompt = ids(21, 8)
+    _, (full,) = runner.forward([(None, prompt)])
+    head = full.prefix(5)
+    del full
+    _, (changed,) = runner.forward([(head, ids(22, 3))])  # in place: head owns the block alone
+    query = np.append(prompt, 7)
+    logits, _ = runner.forward([(None, query)])
+    torch.testing.assert_close(logits[0], recompute(tiny_hf_model, query)[-1])
