@@ -93,7 +93,12 @@ class PagedCache(Cache):
         self.batch = batch
 
     def update(
-        self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
+        self,
+        key_states: torch.Tensor,
+        value_states: torch.Tensor,
+        layer_idx: int,
+        *args: Any,
+        **kwargs: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """key/value_states: [B, kv_heads, T, head_dim] -> gathered [B, kv_heads, kv_length, head_dim]."""
         return (

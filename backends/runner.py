@@ -70,7 +70,9 @@ class ModelRunner:
         self.vocab_size = weight.shape[0]
         self.min_shared_tokens = min_shared_tokens
         self.max_levels = max_levels
-        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        head_dim = (
+            getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        )
         self.pool = KVPool(
             num_layers=config.num_hidden_layers,
             kv_heads=config.num_key_value_heads,
@@ -142,9 +144,10 @@ class ModelRunner:
                     cols = torch.tensor([counts[i] - 1 for i in wanted], device=self.device)
                     last[[level[i] for i in wanted]] = self._head(hidden[rows_t, cols])
                 if all_positions:
-                    valid = torch.arange(hidden.shape[1], device=self.device) < torch.tensor(
-                        counts, device=self.device
-                    )[:, None]
+                    valid = (
+                        torch.arange(hidden.shape[1], device=self.device)
+                        < torch.tensor(counts, device=self.device)[:, None]
+                    )
                     flat = self._head(hidden[valid])  # [sum(counts), vocab]
                     for s, chunk in zip(level, flat.split(counts)):
                         every[s] = chunk

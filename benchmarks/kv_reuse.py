@@ -1,7 +1,8 @@
 """KV reuse of the paged block pool, side by side with transformers.
 
 (a) continue a 1,000-token state by 10 tokens vs recomputing the whole sequence
-    (our runner from scratch, and a plain transformers forward without cache);
+    (our runner from scratch, and a plain transformers forward without cache), and
+    building the same 1,010 tokens again from nothing (served by the prefix cache);
 (b) fork a 1,000-token prefix into 8 rows and decode 32 tokens each: blocks used vs
     the bound ceil(1000/B) + 8*ceil(33/B) + 8 and vs a copied per-row cache;
 (c) greedy decoding of 128 tokens on the default model vs `model.generate()` with its
@@ -65,7 +66,11 @@ def continue_state(model, args) -> None:
     delta = runner.kv_stats()["tokens_computed"] - before
     cont = median_time(lambda: runner.forward([(state, extra)]), device, args.repeats)
     full = np.concatenate([prompt, extra])
-    scratch = median_time(lambda: runner.forward([(None, full)]), device, args.repeats)
+    uncached = ModelRunner(model, block_size=args.block_size, prefix_cache=False)
+    scratch = median_time(lambda: uncached.forward([(None, full)]), device, args.repeats)
+    before = runner.kv_stats()["tokens_computed"]
+    rebuilt = median_time(lambda: runner.forward([(None, full)]), device, args.repeats)
+    rebuilt_delta = (runner.kv_stats()["tokens_computed"] - before) // args.repeats
     ids = torch.as_tensor(full, device=device)[None]
 
     def plain() -> object:
@@ -76,8 +81,14 @@ def continue_state(model, args) -> None:
     print(f"(a) continue a {n}-token state by 10 tokens")
     print(f"    tokens_computed delta: {delta} (limit 13)")
     print(f"    continue from KVRef:            {cont * 1e3:9.1f} ms")
-    print(f"    runner recompute from scratch:  {scratch * 1e3:9.1f} ms  ({scratch / cont:.1f}x slower)")
+    print(
+        f"    runner recompute from scratch:  {scratch * 1e3:9.1f} ms  ({scratch / cont:.1f}x slower)"
+    )
     print(f"    transformers forward, no cache: {hf * 1e3:9.1f} ms  ({hf / cont:.1f}x slower)")
+    print(
+        f"    same {len(full)} tokens rebuilt from nothing (prefix cache): {rebuilt * 1e3:.1f} ms, "
+        f"{rebuilt_delta} tokens computed"
+    )
 
 
 def fork_and_decode(model, args) -> None:
@@ -98,10 +109,14 @@ def fork_and_decode(model, args) -> None:
     stats = runner.kv_stats()
     bound = math.ceil(n / bs) + rows * math.ceil((steps + 1) / bs) + rows
     copied = rows * math.ceil((n + steps) / bs)
-    print(f"(b) fork a {n}-token prefix into {rows} rows, decode {steps} tokens each ({seconds:.1f} s)")
+    print(
+        f"(b) fork a {n}-token prefix into {rows} rows, decode {steps} tokens each ({seconds:.1f} s)"
+    )
     print(f"    blocks used: {stats['blocks_used']} (bound {bound}; block_size {bs})")
-    print(f"    copied per-row cache (transformers-style): {copied} block-equivalents "
-          f"({copied / stats['blocks_used']:.1f}x more)")
+    print(
+        f"    copied per-row cache (transformers-style): {copied} block-equivalents "
+        f"({copied / stats['blocks_used']:.1f}x more)"
+    )
     print(f"    tokens computed: {stats['tokens_computed']} (prompt once + {rows}x{steps})")
     del refs
 
@@ -111,7 +126,8 @@ def decode_vs_generate(model, tokenizer, args) -> None:
     prompt = tokenizer.apply_chat_template(
         [{"role": "user", "content": STORY}], add_generation_prompt=True, return_dict=True
     )["input_ids"]
-    runner = ModelRunner(model, block_size=args.block_size)
+    # no prefix cache: every run prefills its prompt, as generate() does
+    runner = ModelRunner(model, block_size=args.block_size, prefix_cache=False)
     ids = torch.tensor([prompt], device=device)
 
     def generate() -> list[int]:
@@ -126,8 +142,10 @@ def decode_vs_generate(model, tokenizer, args) -> None:
         theirs.append(timed(generate, device)[0])
     a, b = statistics.median(ours), statistics.median(theirs)
     same = ours_tokens == theirs_tokens[: len(ours_tokens)]
-    print(f"(c) greedy decode of {len(theirs_tokens)} tokens, prompt {len(prompt)} tokens, "
-          f"median of {args.repeats}")
+    print(
+        f"(c) greedy decode of {len(theirs_tokens)} tokens, prompt {len(prompt)} tokens, "
+        f"median of {args.repeats}"
+    )
     print(f"    ModelRunner greedy loop: {a:7.2f} s ({len(ours_tokens) / a:5.1f} tok/s)")
     print(f"    transformers generate(): {b:7.2f} s ({len(theirs_tokens) / b:5.1f} tok/s)")
     print(f"    speed ratio ours/transformers: {b / a:.2f}; identical tokens: {same}")
@@ -148,8 +166,10 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     model, tokenizer = load_default_hf(dtype=getattr(torch, args.dtype))
     model = model.to(args.device).eval()
-    print(f"device={args.device} dtype={args.dtype} threads={torch.get_num_threads()} "
-          f"torch={torch.__version__}")
+    print(
+        f"device={args.device} dtype={args.dtype} threads={torch.get_num_threads()} "
+        f"torch={torch.__version__}"
+    )
     if "a" in args.only:
         continue_state(model, args)
     if "b" in args.only:

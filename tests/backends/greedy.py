@@ -19,7 +19,11 @@ def greedy(
         for row, token in zip(live, chosen):
             outputs[row].append(token)
         keep = [i for i, token in enumerate(chosen) if token != eos]
-        live, refs, chosen = [live[i] for i in keep], [refs[i] for i in keep], [chosen[i] for i in keep]
+        live, refs, chosen = (
+            [live[i] for i in keep],
+            [refs[i] for i in keep],
+            [chosen[i] for i in keep],
+        )
         if not live or step == steps - 1:
             break
         logits, refs = runner.forward([(ref, [token]) for ref, token in zip(refs, chosen)])
