@@ -69,7 +69,10 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
     eos = set(model.vocabulary.eos_ids)
 
     logits, refs = model.runner.forward([(p.kv_base, p.pending_ids) for p in prepared])
-    beams = [Beam(g, (), (), (p.constraint_state,), detok.start(), ref) for g, (p, ref) in enumerate(zip(prepared, refs))]
+    beams = [
+        Beam(g, (), (), (p.constraint_state,), detok.start(), ref)
+        for g, (p, ref) in enumerate(zip(prepared, refs))
+    ]
     finished: list[list[tuple[float, Beam]]] = [[] for _ in prepared]
     for step in range(generator.max_tokens):
         scores = _step_scores(logits, beams, indexes)  # [n_beams, V] total log-probs
@@ -83,7 +86,16 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
                 logprob = total - parent.total
                 if token in eos:
                     if index is None or index.is_final(parent.states[-1]):
-                        done = Beam(group, parent.tokens, parent.logprobs, parent.states, parent.detok, parent.ref, "eos", True)
+                        done = Beam(
+                            group,
+                            parent.tokens,
+                            parent.logprobs,
+                            parent.states,
+                            parent.detok,
+                            parent.ref,
+                            "eos",
+                            True,
+                        )
                         finished[group].append((_score(total, len(parent.tokens), penalty), done))
                     continue
                 if kept == n:
@@ -101,12 +113,25 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
         if last_step or not live:
             for b in live if last_step else ():
                 index = indexes[b.group]
-                done = Beam(b.group, b.tokens, b.logprobs, b.states, b.detok, b.ref, "length",
-                            index is not None and index.is_final(b.states[-1]))
+                done = Beam(
+                    b.group,
+                    b.tokens,
+                    b.logprobs,
+                    b.states,
+                    b.detok,
+                    b.ref,
+                    "length",
+                    index is not None and index.is_final(b.states[-1]),
+                )
                 finished[b.group].append((_score(b.total, len(b.tokens), penalty), done))
             break
-        logits, refs = model.runner.forward([(b.ref, np.asarray(b.tokens[-1:], np.int64)) for b in live])
-        beams = [Beam(b.group, b.tokens, b.logprobs, b.states, b.detok, ref) for b, ref in zip(live, refs)]
+        logits, refs = model.runner.forward(
+            [(b.ref, np.asarray(b.tokens[-1:], np.int64)) for b in live]
+        )
+        beams = [
+            Beam(b.group, b.tokens, b.logprobs, b.states, b.detok, ref)
+            for b, ref in zip(live, refs)
+        ]
     rows = []
     for group, p in enumerate(prepared):
         ranked = sorted(finished[group], key=lambda item: -item[0])[:n]
@@ -121,13 +146,20 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
 def _step_scores(logits: torch.Tensor, beams: list[Beam], indexes: list[Any]) -> torch.Tensor:
     """Total log-probability of every (beam, token), -inf where not allowed: [n_beams, V]."""
     logits = logits.float()
-    mask = allowed_mask([indexes[b.group] for b in beams], [b.states[-1] for b in beams], logits.shape[1], logits.device)
+    mask = allowed_mask(
+        [indexes[b.group] for b in beams],
+        [b.states[-1] for b in beams],
+        logits.shape[1],
+        logits.device,
+    )
     masked = logits if mask is None else sampling.mask_logits(logits, mask)
     totals = torch.tensor([b.total for b in beams], device=logits.device, dtype=torch.float32)
     return torch.log_softmax(masked, dim=-1) + totals[:, None]
 
 
-def _top_candidates(scores: torch.Tensor, beams: list[Beam], groups: int, k: int) -> list[list[tuple[float, int, int]]]:
+def _top_candidates(
+    scores: torch.Tensor, beams: list[Beam], groups: int, k: int
+) -> list[list[tuple[float, int, int]]]:
     """Per group, the best ``k`` finite (total, beam index, token), best first."""
     out: list[list[tuple[float, int, int]]] = [[] for _ in range(groups)]
     group_of = np.asarray([b.group for b in beams])
@@ -150,8 +182,16 @@ def _extend(parent: Beam, token: int, logprob: float, index: Any, detok: Any) ->
     detok_state, _ = detok.feed(parent.detok, token)
     reason = "stop" if detok_state.stop is not None else None
     complete = reason is not None and (index is None or index.is_final(state))
-    return Beam(parent.group, parent.tokens + (token,), parent.logprobs + (logprob,),
-                parent.states + (state,), detok_state, parent.ref, reason, complete)
+    return Beam(
+        parent.group,
+        parent.tokens + (token,),
+        parent.logprobs + (logprob,),
+        parent.states + (state,),
+        detok_state,
+        parent.ref,
+        reason,
+        complete,
+    )
 
 
 def _group_done(done: list[tuple[float, Beam]], beam: Beam, n: int, penalty: float) -> bool:
@@ -164,9 +204,16 @@ def _group_done(done: list[tuple[float, Beam]], beam: Beam, n: int, penalty: flo
 
 def _result_row(prepared: Prepared, beam: Beam, plain: Any) -> Row:
     base, generator = prepared.row, prepared.generator
-    origin = Origin("generated", generator=replace(generator, resume=False), capture=generator.name,
-                    parser=generator.parse, finish_reason=beam.finish_reason, complete=beam.complete,
-                    resumes=generator.resume, healed=prepared.healed)
+    origin = Origin(
+        "generated",
+        generator=replace(generator, resume=False),
+        capture=generator.name,
+        parser=generator.parse,
+        finish_reason=beam.finish_reason,
+        complete=beam.complete,
+        resumes=generator.resume,
+        healed=prepared.healed,
+    )
     decoded = decode_tokens(plain, beam.tokens)
     states = [-1 if s is None else s for s in beam.states[1:]]
     span = Span.of_tokens(beam.tokens, decoded, origin, beam.logprobs, states)

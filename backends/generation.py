@@ -22,7 +22,7 @@ from fsm.prefixed import Prefixed
 from seqstate.detokenize import Detokenizer, DetokState, decode_tokens
 from seqstate.errors import SeqStateError
 from seqstate.hooks import Backtrack, Replace, Resample, TokenEvent
-from seqstate.row import Row
+from seqstate.row import ResumePoint, Row
 from seqstate.samplers import Beam, Greedy, Sample
 from seqstate.segment import Origin, Span
 from seqstate.state import SequenceState
@@ -48,7 +48,7 @@ class Prepared:
     pending_ids: np.ndarray  # tokens to run before the first sample (>= 1)
     constraint_state: int | None
     index: TokenIndex | None  # the span's constraint (healed prefix included)
-    generator: Any  # what the span records: its constraint includes the healed prefix
+    generator: Any  # the generator the span records
     healed: str = ""  # prompt text the span regenerates first (token healing)
 
 
@@ -96,29 +96,35 @@ def prepare_row(model: Model, row: Row, generator: Any, detok: Detokenizer) -> P
     token it would naturally write ("Name: " + "John" -> ' John', not ' ' + 'John').
     The constraint starts at its initial state, or, when the generator resumes, at the
     state recorded where the row was cut, advanced over the cut token's leading text."""
-    spec = generator.constraint
-    state = None if spec is None else _start_state(row, generator, model.index(spec))
+    point = _resume_point(row) if generator.resume else None
     row = row.settle(model.encode, detok)
     pending = row.pending_text
     if pending:
         row = _tokenize_tail(model, row, pending, heal=generator.heal, detok=detok)
-    healed = b""
-    if generator.heal and not generator.resume:
+    if point is not None:
+        healed = point.healed.encode()
+    elif generator.heal:
         row, healed = _remove_last_token(model, row)
+    else:
+        healed = b""
     if row.n_tokens == 0:
         raise GenerationError("cannot generate from an empty row: start from a prompt")
-    if healed:
-        spec = Prefixed(healed, spec)
-        generator = replace(generator, constraint=spec, heal=False)
+    spec = Prefixed(healed, generator.constraint) if healed else generator.constraint
     index = None if spec is None else model.index(spec)
-    if healed and index is not None:
-        state = index.initial_state
+    state = None if index is None else _start_state(point, index)
     ids = np.asarray(row.token_ids, dtype=np.int64)
     covered = 0 if row.kv is None else row.kv.length
     if covered >= len(ids):  # everything is cached: recompute the last position's logits
         covered = len(ids) - 1
     kv_base = None if row.kv is None or covered == 0 else row.kv.prefix(covered)
     return Prepared(row, kv_base, ids[covered:], state, index, generator, healed.decode())
+
+
+def _resume_point(row: Row) -> ResumePoint:
+    point = row.resume_point
+    if point is None:
+        raise GenerationError("this row does not end in a generated span to resume")
+    return point
 
 
 def _remove_last_token(model: Model, row: Row) -> tuple[Row, bytes]:
@@ -138,12 +144,10 @@ def _remove_last_token(model: Model, row: Row) -> tuple[Row, bytes]:
     return row.slice_tokens(0, row.n_tokens - 1), data
 
 
-def _start_state(row: Row, generator: Any, index: TokenIndex) -> int:
-    if not generator.resume:
-        return index.initial_state
-    point = row.resume_point
+def _start_state(point: ResumePoint | None, index: TokenIndex) -> int:
+    """The initial state, or the state at a resume point (after its pending text)."""
     if point is None:
-        raise GenerationError("this row does not end in a generated span to resume")
+        return index.initial_state
     start = index.initial_state if point.constraint_state is None else point.constraint_state
     if start < 0:
         raise GenerationError("the constraint state at this cut is unknown (re-tokenized text)")
@@ -162,7 +166,9 @@ def _tokenize_tail(model: Model, row: Row, pending: str, *, heal: bool, detok: D
         if model.vocabulary.token_bytes[last] is not None:
             n_drop = 1
     for drop in (n_drop, 0) if n_drop else (0,):
-        start = int(row.token_offsets[row.n_tokens - drop, 0]) if drop else row.n_chars - len(pending)
+        start = (
+            int(row.token_offsets[row.n_tokens - drop, 0]) if drop else row.n_chars - len(pending)
+        )
         text = row.text[start:]
         try:
             return row.with_tokenized_tail(drop, model.encode(text), detok)
@@ -174,7 +180,12 @@ def _tokenize_tail(model: Model, row: Row, pending: str, *, heal: bool, detok: D
 # ------------------------------------------------------------------------------ steps
 
 
-def allowed_mask(indexes: Sequence[TokenIndex | None], states: Sequence[int | None], width: int, device: torch.device) -> torch.Tensor | None:
+def allowed_mask(
+    indexes: Sequence[TokenIndex | None],
+    states: Sequence[int | None],
+    width: int,
+    device: torch.device,
+) -> torch.Tensor | None:
     """bool [n, width] of allowed tokens per row, or None when no row is constrained."""
     if all(index is None for index in indexes):
         return None
@@ -188,13 +199,19 @@ def allowed_mask(indexes: Sequence[TokenIndex | None], states: Sequence[int | No
     return sampling.unpack_bitmask(torch.from_numpy(packed).to(device), width)
 
 
-def choose_tokens(logits: torch.Tensor, sampler: Any, generator: torch.Generator | None) -> torch.Tensor:
+def choose_tokens(
+    logits: torch.Tensor, sampler: Any, generator: torch.Generator | None
+) -> torch.Tensor:
     """Sampled token per row from already masked logits [n, V]."""
     if isinstance(sampler, Greedy | Beam):
         return sampling.greedy_tokens(logits)
     if isinstance(sampler, Sample):
         scores = sampling.filter_logits(
-            logits, temperature=sampler.temperature, top_k=sampler.top_k, top_p=sampler.top_p, min_p=sampler.min_p
+            logits,
+            temperature=sampler.temperature,
+            top_k=sampler.top_k,
+            top_p=sampler.top_p,
+            min_p=sampler.min_p,
         )
         return sampling.sample_tokens(scores, generator)
     raise GenerationError(f"unknown sampler {sampler!r}")
@@ -236,7 +253,10 @@ def decode(model: Model, state: SequenceState, generator: Any):
     detok = state.detokenizer(generator.stop)
     plain = state.detokenizer()
     prepared = [prepare_row(model, row, generator, plain) for row in state.rows]
-    progress = [RowProgress(p, [detok.start()], [p.constraint_state], emitted=len(p.healed)) for p in prepared]
+    progress = [
+        RowProgress(p, [detok.start()], [p.constraint_state], emitted=len(p.healed))
+        for p in prepared
+    ]
     device = model.device
     rng = _rng(generator.sampler, device)
     eos = np.asarray(sorted(model.vocabulary.eos_ids), dtype=np.int64)
@@ -306,7 +326,9 @@ def _progress_reporter(progress: Any, total: int) -> Callable[[int | None], None
     return report
 
 
-def _chunks(progress: Sequence[RowProgress], shape: tuple[int, int], banned: Sequence[str]) -> list[list[str]]:
+def _chunks(
+    progress: Sequence[RowProgress], shape: tuple[int, int], banned: Sequence[str]
+) -> list[list[str]]:
     """New text per row since the last call, holding back what a banned-string rewind
     could still take away (from the start of the token where a banned prefix begins)."""
     flat = []
@@ -354,7 +376,9 @@ def _sample_step(
     """One token per active row (None where a hook asked to backtrack)."""
     logits = logits.float()
     rows = [progress[i] for i in active]
-    mask = allowed_mask([r.index for r in rows], [r.state for r in rows], logits.shape[1], logits.device)
+    mask = allowed_mask(
+        [r.index for r in rows], [r.state for r in rows], logits.shape[1], logits.device
+    )
     masked = logits if mask is None else sampling.mask_logits(logits, mask)
     masked = _apply_bans(masked, [progress[i] for i in active])
     chosen = choose_tokens(masked, generator.sampler, rng)
@@ -395,10 +419,14 @@ def _apply_bans(logits: torch.Tensor, rows: Sequence[RowProgress]) -> torch.Tens
     return sampling.ban_tokens(logits, where[:, 0], where[:, 1])
 
 
-def _resample(logits: torch.Tensor, row: RowProgress, generator: Any, rng: torch.Generator | None) -> tuple[int, float]:
+def _resample(
+    logits: torch.Tensor, row: RowProgress, generator: Any, rng: torch.Generator | None
+) -> tuple[int, float]:
     row.retries += 1
     if row.retries > generator.max_retries:
-        raise GenerationError(f"gave up after {generator.max_retries} resamples/backtracks in one row")
+        raise GenerationError(
+            f"gave up after {generator.max_retries} resamples/backtracks in one row"
+        )
     banned = torch.tensor(sorted(row.banned[len(row.tokens)]), device=logits.device)
     masked = logits.clone()
     masked[banned] = float("-inf")
@@ -425,7 +453,9 @@ def _event(model: Model, i: int, row: RowProgress, token: int, logits: torch.Ten
     )
 
 
-def _commit(row: RowProgress, token: int, detok: Detokenizer, generator: Any, eos: np.ndarray) -> bool:
+def _commit(
+    row: RowProgress, token: int, detok: Detokenizer, generator: Any, eos: np.ndarray
+) -> bool:
     """Append one sampled token: constraint, text, stop strings, banned strings, limits.
 
     Returns True when a banned string made the row rewind (its next input differs)."""
@@ -473,7 +503,9 @@ def _rewind_banned(row: RowProgress, generator: Any) -> bool:
     row.banned.setdefault(position, set()).add(banned_token)
     row.retries += 1
     if row.retries > generator.max_retries:
-        raise GenerationError(f"gave up avoiding banned strings after {generator.max_retries} retries")
+        raise GenerationError(
+            f"gave up avoiding banned strings after {generator.max_retries} retries"
+        )
     return True
 
 
@@ -551,9 +583,96 @@ def _result_row(row: RowProgress, plain: Detokenizer) -> Row:
         healed=row.prepared.healed,
     )
     decoded = decode_tokens(plain, row.tokens)
-    span = Span.of_tokens(row.tokens, decoded, origin, row.logprobs, [-1 if s is None else s for s in row.constraint_states[1:]])
-    kv = row.ref if row.ref is not None and row.ref.length <= base.n_tokens + len(row.tokens) else None
+    span = Span.of_tokens(
+        row.tokens,
+        decoded,
+        origin,
+        row.logprobs,
+        [-1 if s is None else s for s in row.constraint_states[1:]],
+    )
+    kv = (
+        row.ref
+        if row.ref is not None and row.ref.length <= base.n_tokens + len(row.tokens)
+        else None
+    )
     result = base.appended(span, kv)
     if row.stop_at is not None:
         result = result.slice_chars(0, base.n_chars + row.stop_at)
     return result
+
+
+def step(
+    model: Model,
+    state: SequenceState,
+    logits: Any,
+    generator: Any,
+    *,
+    rng: torch.Generator | None = None,
+) -> SequenceState:
+    """One token per row from logits the caller computed (``[rows, V]``, for the last
+    token of each row, rows in ``state.rows`` order): the constraint, sampler, hooks,
+    detokenization and stop strings of ``generator`` are applied exactly as in the
+    model's own loop (the same ``_sample_step`` and ``_commit``).
+
+    A row that ends in an unfinished span of ``generator`` continues it (its constraint
+    state is read from the span); other rows start a new span. Rows whose span already
+    finished are returned unchanged. Token healing, banned strings and backtracking
+    need the model's own forward passes and are not available here."""
+    if state.engine is not model:
+        raise GenerationError("this state belongs to another model")
+    if isinstance(generator.sampler, Beam) or generator.banned:
+        raise GenerationError("step() does not run beam search or banned strings; call generate")
+    logits = torch.as_tensor(logits)
+    if logits.ndim != 2 or logits.shape[0] != len(state.rows):
+        raise GenerationError(
+            f"expected logits of shape [{len(state.rows)}, vocab], got {tuple(logits.shape)}"
+        )
+    own = replace(generator, resume=False, heal=False)
+    detok = state.detokenizer(generator.stop)
+    plain = state.detokenizer()
+    eos = np.asarray(sorted(model.vocabulary.eos_ids), dtype=np.int64)
+    progress: dict[int, RowProgress] = {}
+    before: dict[int, int] = {}  # tokens the continued span already has
+    for i, row in enumerate(state.rows):
+        if row.pending_text:
+            raise GenerationError("step() needs tokenized rows: this row ends in pending text")
+        point = row.resume_point
+        continuing = point is not None and point.generator == own
+        if continuing and row.finish_reason is not None:
+            continue  # that span is finished: the row stays as it is
+        prepared = prepare_row(model, row, replace(own, resume=continuing), plain)
+        progress[i] = RowProgress(prepared, [detok.start()], [prepared.constraint_state])
+        before[i] = _span_tokens(row, own) if continuing else 0
+    rows = list(progress.values())
+    _finish_forced_ends(rows, list(range(len(rows))), eos)
+    live = [i for i, row in progress.items() if row.finish_reason is None]
+    if live:
+        order = list(progress)
+        positions = [order.index(i) for i in live]
+        chosen = _sample_step(model, rows, positions, logits[live].to(model.device), generator, rng)
+        for i, token in zip(live, chosen):
+            if token is None:
+                raise GenerationError("a Backtrack hook needs the model's own loop; call generate")
+            row = progress[i]
+            _commit(row, token, detok, generator, eos)
+            if row.finish_reason is None and before[i] + len(row.tokens) >= generator.max_tokens:
+                row.finish_reason = "length"
+                row.complete = row.index is not None and row.index.is_final(row.state)
+        _finish_forced_ends(rows, positions, eos)  # completed by this token: say so now
+    new_rows = [
+        _result_row(progress[i], plain) if i in progress else row
+        for i, row in enumerate(state.rows)
+    ]
+    return state.with_rows(new_rows)
+
+
+def _span_tokens(row: Row, generator: Any) -> int:
+    """Tokens of the generated span ``row`` ends in, resumed pieces included."""
+    total = 0
+    for segment in reversed(row.segments):
+        if segment.kind != "generated" or segment.origin.generator != generator:
+            break
+        total += segment.n_tokens
+        if not segment.origin.resumes:
+            break
+    return total

@@ -39,7 +39,9 @@ class Model:
         self.tokenizer = tokenizer
         self.runner = ModelRunner(self.hf_model, block_size=block_size)
         eos = _end_of_generation_ids(hf_model, tokenizer)
-        self.vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer, size=self.runner.vocab_size, eos_ids=eos)
+        self.vocabulary = fsm.Vocabulary.from_tokenizer(
+            tokenizer, size=self.runner.vocab_size, eos_ids=eos
+        )
         self.text_bytes = text_bytes(self.vocabulary, tokenizer)
         # Generated spans record constraint states by number, so an index must live as
         # long as the states that refer to it: keep many.
@@ -78,6 +80,14 @@ class Model:
         ]
         return SequenceState.from_text(self, texts)
 
+    def step(
+        self, state: SequenceState, logits: Any, generator: Any, *, rng: Any = None
+    ) -> SequenceState:
+        """One token per row from logits computed by the caller (see ``generation.step``)."""
+        from backends.generation import step
+
+        return step(self, state, logits, generator, rng=rng)
+
     def stream(self, state: SequenceState, generator: Any) -> Iterator[list[list[str]]]:
         """Run ``generator`` on ``state`` and yield text chunks per row as they settle."""
         from backends.generation import stream
@@ -111,7 +121,10 @@ class Model:
 def _end_of_generation_ids(hf_model: Any, tokenizer: Any) -> set[int]:
     """EOS ids from the tokenizer and the generation config (which may list several)."""
     ids: set[int] = set()
-    for source in (tokenizer.eos_token_id, getattr(hf_model.generation_config, "eos_token_id", None)):
+    for source in (
+        tokenizer.eos_token_id,
+        getattr(hf_model.generation_config, "eos_token_id", None),
+    ):
         if source is None:
             continue
         ids.update(source if isinstance(source, list | tuple | set) else [source])

@@ -17,7 +17,16 @@ from seqstate.errors import (
     UnknownTokenId,
 )
 from seqstate.generator import Generator
-from seqstate.generators import InvalidGenerator, SpanGenerator, choice, gen, grammar, json, regex
+from seqstate.generators import (
+    InvalidGenerator,
+    SpanGenerator,
+    choice,
+    gen,
+    grammar,
+    json,
+    regex,
+    step,
+)
 from seqstate.hooks import Accept, Backtrack, Replace, Resample, TokenEvent
 from seqstate.kv import KVRef, kv_prefix
 from seqstate.row import ResumePoint, Row
@@ -46,6 +55,7 @@ __all__ = [
     "load_model",
     "regex",
     "sample",
+    "step",
     "UNKNOWN_STATE",
     "CaptureParseError",
     "Chunk",

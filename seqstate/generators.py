@@ -74,6 +74,16 @@ def resume(state: SequenceState, **changes: Any) -> SequenceState:
     return replace(base, resume=True, **changes)(state)
 
 
+def step(
+    state: SequenceState, logits: Any, generator: SpanGenerator, **options: Any
+) -> SequenceState:
+    """Extend every row by one token sampled from ``logits`` that the caller computed
+    (``[rows, vocab]``, one row per state row): constraint, sampler, hooks, stop strings
+    and detokenization apply as in the model's own loop, which is built on the same step.
+    A row that ends in an unfinished span of ``generator`` continues it."""
+    return state.engine.step(state, logits, generator, **options)
+
+
 def _common(
     sampler: SamplerSpec | None,
     max_tokens: int | None,
@@ -110,7 +120,9 @@ def gen(
     heal: bool = True,
 ) -> SpanGenerator:
     """Free text until end-of-generation, a stop string or ``max_tokens``."""
-    return SpanGenerator("gen", None, **_common(sampler, max_tokens, stop, name, hooks, banned, heal))
+    return SpanGenerator(
+        "gen", None, **_common(sampler, max_tokens, stop, name, hooks, banned, heal)
+    )
 
 
 def regex(
@@ -163,7 +175,11 @@ def json(
     decoded JSON value."""
     from fsm.specs import JsonSchema
 
-    spec = JsonSchema(schema) if whitespace_max is None else JsonSchema(schema, whitespace_max=whitespace_max)
+    spec = (
+        JsonSchema(schema)
+        if whitespace_max is None
+        else JsonSchema(schema, whitespace_max=whitespace_max)
+    )
     return SpanGenerator(
         "json",
         spec,

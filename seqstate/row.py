@@ -35,13 +35,15 @@ class ResumePoint:
     `constraint_state` is the state after the last kept token (`None`: the constraint's
     initial state, no token of the span is kept); `pending_text` is text the span had
     produced after that token (a cut inside a token), which a resumed generation must
-    reproduce first; `tokens_kept` counts the span's tokens before the cut."""
+    reproduce first; `tokens_kept` counts the span's tokens before the cut; `healed` is
+    the prompt text the span regenerated first (its constraint states count it)."""
 
     generator: object
     constraint_state: int | None
     pending_text: str
     tokens_kept: int
     complete: bool
+    healed: str = ""
 
 
 def _joined_offsets(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -202,7 +204,9 @@ class Row:
         span = last.span
         state = int(span.constraint_states[last.t1 - 1]) if last.t1 > 0 else None
         complete = last.origin.complete and not last.is_cut
-        return ResumePoint(last.origin.generator, state, last.pending_text, last.t1, complete)
+        return ResumePoint(
+            last.origin.generator, state, last.pending_text, last.t1, complete, last.origin.healed
+        )
 
     def capture_names(self) -> list[str]:
         """Capture names recorded in this row, in order of first appearance."""

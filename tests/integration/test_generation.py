@@ -281,3 +281,32 @@ def test_progress_callable_and_forced_token_share(tiny_model):
     assert after["tokens_forced"] > before["tokens_forced"]  # '{"flag":' is forced
     assert 0 < after["forced_share"] < 1
     assert state.finish_reasons == [["stop"]]
+
+
+def _drive_with_own_forward(model, state, generator, steps):
+    """A caller's own loop: full forward without cache, then ss.step on its logits."""
+    import torch
+
+    for _ in range(steps):
+        ids = torch.tensor([list(row.token_ids) for row in state.rows])
+        with torch.no_grad():
+            logits = model.hf_model(ids).logits[:, -1]
+        state = ss.step(state, logits, generator)
+    return state
+
+
+def test_external_logits_step_equals_the_models_loop(tiny_model):
+    prompt = tiny_model("External")
+    generator = ss.gen(max_tokens=6, heal=False)
+    ours = prompt + generator
+    driven = _drive_with_own_forward(tiny_model, prompt, generator, 6)
+    assert str(driven) == str(ours)
+    assert driven.finish_reasons == [["length"]]
+
+
+def test_external_logits_step_keeps_the_constraint(tiny_model):
+    prompt = tiny_model("Code")
+    generator = ss.regex(r"[0-9]{3}", name="code", heal=False)
+    driven = _drive_with_own_forward(tiny_model, prompt, generator, 5)
+    assert re.fullmatch(r"[0-9]{3}", driven["code"])
+    assert driven.finish_reasons == [["stop"]]
