@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from fsm.json_schema.json_text import encode_string, string_except, whitespace
+from fsm.json_schema.json_text import encode_string, whitespace
 from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
 
 
@@ -35,10 +35,6 @@ class ObjectShape:
     dependent_required: tuple[tuple[str, frozenset[str]], ...] = ()
     ws_max: int = 0
 
-    def preferred_order(self) -> list[str]:
-        """The named keys in the order the schema lists them (generation may prefer it)."""
-        return [name for name, value in self.named if value is not EMPTY]
-
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
 
@@ -47,11 +43,6 @@ def member(key: Term, value: Term, ws_max: int) -> Term:
     """``key ws : ws value``."""
     ws = whitespace(ws_max)
     return cat(key, ws, literal(b":"), ws, value)
-
-
-def other_keys(named: list[str]) -> Term:
-    """JSON strings that are none of the named keys."""
-    return string_except(named)
 
 
 def object_term(shape: ObjectShape) -> Term:
