@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from backends import sampling
-from backends.generation import GenerationError, Prepared, allowed_mask, prepare_row
+from backends.generation import GenerationError, Prepared, prepare_row
 from seqstate.detokenize import DetokState, decode_tokens
 from seqstate.row import Row
 from seqstate.segment import Origin, Span
@@ -75,7 +75,7 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
     ]
     finished: list[list[tuple[float, Beam]]] = [[] for _ in prepared]
     for step in range(generator.max_tokens):
-        scores = _step_scores(logits, beams, indexes)  # [n_beams, V] total log-probs
+        scores = _step_scores(model, logits, beams, indexes)  # [n_beams, V] total log-probs
         candidates = _top_candidates(scores, beams, len(prepared), 2 * n)
         next_beams: list[Beam] = []
         for group, options in enumerate(candidates):
@@ -143,14 +143,13 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
     return state.with_rows(rows, (len(prepared), n))
 
 
-def _step_scores(logits: torch.Tensor, beams: list[Beam], indexes: list[Any]) -> torch.Tensor:
+def _step_scores(
+    model: Model, logits: torch.Tensor, beams: list[Beam], indexes: list[Any]
+) -> torch.Tensor:
     """Total log-probability of every (beam, token), -inf where not allowed: [n_beams, V]."""
     logits = logits.float()
-    mask = allowed_mask(
-        [indexes[b.group] for b in beams],
-        [b.states[-1] for b in beams],
-        logits.shape[1],
-        logits.device,
+    mask = model.masks.allowed(
+        [indexes[b.group] for b in beams], [b.states[-1] for b in beams], logits.shape[1]
     )
     masked = logits if mask is None else sampling.mask_logits(logits, mask)
     totals = torch.tensor([b.total for b in beams], device=logits.device, dtype=torch.float32)

@@ -180,25 +180,6 @@ def _tokenize_tail(model: Model, row: Row, pending: str, *, heal: bool, detok: D
 # ------------------------------------------------------------------------------ steps
 
 
-def allowed_mask(
-    indexes: Sequence[TokenIndex | None],
-    states: Sequence[int | None],
-    width: int,
-    device: torch.device,
-) -> torch.Tensor | None:
-    """bool [n, width] of allowed tokens per row, or None when no row is constrained."""
-    if all(index is None for index in indexes):
-        return None
-    words = (width + 31) // 32
-    packed = np.full((len(states), words), -1, dtype=np.int32)  # unconstrained: all allowed
-    for i, (index, state) in enumerate(zip(indexes, states)):
-        if index is not None:
-            row = index.bitmask(state)
-            packed[i, : len(row)] = row
-            packed[i, len(row) :] = 0
-    return sampling.unpack_bitmask(torch.from_numpy(packed).to(device), width)
-
-
 def choose_tokens(
     logits: torch.Tensor, sampler: Any, generator: torch.Generator | None
 ) -> torch.Tensor:
@@ -376,9 +357,7 @@ def _sample_step(
     """One token per active row (None where a hook asked to backtrack)."""
     logits = logits.float()
     rows = [progress[i] for i in active]
-    mask = allowed_mask(
-        [r.index for r in rows], [r.state for r in rows], logits.shape[1], logits.device
-    )
+    mask = model.masks.allowed([r.index for r in rows], [r.state for r in rows], logits.shape[1])
     masked = logits if mask is None else sampling.mask_logits(logits, mask)
     masked = _apply_bans(masked, [progress[i] for i in active])
     chosen = choose_tokens(masked, generator.sampler, rng)

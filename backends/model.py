@@ -15,6 +15,7 @@ import torch
 
 import fsm
 from backends.loading import ModelSourceError, load_default_hf, load_hf
+from backends.masks import DeviceMasks
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
 from fsm.vocabulary import text_bytes
 from seqstate.state import SequenceState
@@ -46,6 +47,7 @@ class Model:
         # Generated spans record constraint states by number, so an index must live as
         # long as the states that refer to it: keep many.
         self.indexes = fsm.IndexCache(max_entries=1024)
+        self.masks = DeviceMasks(self.runner.device)
 
     # ------------------------------------------------------------ the Engine protocol
 
