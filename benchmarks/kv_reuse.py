@@ -130,16 +130,19 @@ def decode_vs_generate(model, tokenizer, args) -> None:
     runner = ModelRunner(model, block_size=args.block_size, prefix_cache=False)
     ids = torch.tensor([prompt], device=device)
 
-    def generate() -> list[int]:
+    def generate(n: int) -> list[int]:
         with torch.inference_mode():
-            out = model.generate(ids, max_new_tokens=steps, do_sample=False)
+            out = model.generate(ids, max_new_tokens=n, do_sample=False)
         return out[0, len(prompt) :].tolist()
 
-    ours_tokens, theirs_tokens = greedy(runner, prompt, steps), generate()  # warm-up + check
+    greedy(runner, prompt, 8)  # warm-up
+    generate(8)
     ours, theirs = [], []
     for _ in range(args.repeats):
-        ours.append(timed(lambda: greedy(runner, prompt, steps), device)[0])
-        theirs.append(timed(generate, device)[0])
+        seconds, ours_tokens = timed(lambda: greedy(runner, prompt, steps), device)
+        ours.append(seconds)
+        seconds, theirs_tokens = timed(lambda: generate(steps), device)
+        theirs.append(seconds)
     a, b = statistics.median(ours), statistics.median(theirs)
     same = ours_tokens == theirs_tokens[: len(ours_tokens)]
     print(
