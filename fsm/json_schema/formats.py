@@ -113,13 +113,18 @@ class RegexSyntaxChecker:
 
     Validity is Python's ``re`` minus its own extensions (named groups ``(?P``,
     comments ``(?#``, inline flags), as ECMA 262 has none of them. A prefix is viable
-    unless it holds a raw quote (which would end the string).
+    unless it holds an unescaped quote (which would end the string).
     """
 
-    alphabet = bytes(b for b in range(256) if b != 0x22)
+    alphabet = bytes(range(256))
 
     def viable(self, text: bytes) -> bool:
-        return b'"' not in text
+        escaped = False
+        for byte in text:
+            if byte == 0x22 and not escaped:
+                return False
+            escaped = byte == 0x5C and not escaped
+        return True
 
     def accepts(self, text: bytes) -> bool:
         try:

@@ -188,6 +188,7 @@ def test_pattern_searches_unless_anchored() -> None:
     assert not accepts({"pattern": "^b+$"}, "abbc")
     assert accepts({"pattern": "^a|c$"}, "abc")
     assert accepts({"pattern": '^"\\\\$'}, '"\\')
+    assert not accepts({"pattern": "(^[^5]*$)"}, "a5")  # anchors inside an enclosing group
 
 
 def test_formats_are_asserted() -> None:
@@ -204,7 +205,7 @@ def test_formats_are_asserted() -> None:
         "ipv4": (["192.168.0.1"], ["256.0.0.1", "1.2.3"]),
         "ipv6": (["::1", "2001:db8::8a2e:370:7334"], ["12345::", "1:2"]),
         "hostname": (["example.com"], ["-bad.com", "a..b"]),
-        "regex": (["^a+$"], ["*", "(unclosed"]),
+        "regex": (["^a+$", "['\"]x"], ["*", "(unclosed"]),
     }
     for name, (good, bad) in cases.items():
         term = schema_term({"format": name})
