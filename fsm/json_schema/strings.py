@@ -29,7 +29,29 @@ def count(value: object, default: int | None) -> int | None:
 
 def pattern_content(pattern: str) -> Term:
     """Encoded string contents in which ``pattern`` finds a match (ECMA ``search``)."""
-    return search_term(unwrap_group(pattern), encode_char=json_string_encoding)
+    branches = "|".join(unwrap_group(b) for b in _top_level_branches(pattern))
+    return search_term(branches, encode_char=json_string_encoding)
+
+
+def _top_level_branches(pattern: str) -> list[str]:
+    """``pattern`` split on the ``|`` outside groups and classes."""
+    branches, depth, in_class, start, i = [], 0, False, 0, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            branches.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*branches, pattern[start:]]
 
 
 def unwrap_group(pattern: str) -> str:

@@ -189,6 +189,7 @@ def test_pattern_searches_unless_anchored() -> None:
     assert accepts({"pattern": "^a|c$"}, "abc")
     assert accepts({"pattern": '^"\\\\$'}, '"\\')
     assert not accepts({"pattern": "(^[^5]*$)"}, "a5")  # anchors inside an enclosing group
+    assert accepts({"pattern": "(^[^5]*$)|7"}, "a57") and not accepts({"pattern": "(^[^5]*$)|7"}, "a5")
 
 
 def test_formats_are_asserted() -> None:
