@@ -58,7 +58,7 @@ class DeviceMasks:
         if table is None or table.shape[0] < built:
             rows = np.asarray(index.bitmask_table())
             start = 0 if table is None else table.shape[0]
-            fresh = torch.from_numpy(np.ascontiguousarray(rows[start:built])).to(self.device)
+            fresh = torch.from_numpy(np.array(rows[start:built], dtype=np.int32)).to(self.device)
             table = fresh if table is None else torch.cat([table, fresh])
             self._tables[index] = table
         return table

@@ -94,6 +94,8 @@ class NumberChecker:
         digits = (match["int"] + (match["frac"] or b"")).lstrip(b"0")
         if not digits:
             return self._sign_viable(negative)
+        if self.integer:
+            return self._integer_digits_viable(digits.decode(), negative)
         return self._leading_digits_viable(digits.decode(), negative)
 
     def _sign_viable(self, negative: bool | None) -> bool:
@@ -130,6 +132,39 @@ class NumberChecker:
             if low < upper and (lower < high or (lower == high and not high_excl)):
                 return True
         return False
+
+    def _integer_digits_viable(self, digits: str, negative: bool) -> bool:
+        """Some integer reachable from these significant digits lies within the bounds.
+
+        A written mantissa ``D`` (significant digits, exponent still to come) can only
+        become integers whose digits start with ``D`` (``D * 10**j + r``), or ``D``
+        with some of its trailing zeros divided away: tighter than the magnitude test,
+        it stops a bounded integer from growing digit after digit."""
+        sign = -1 if negative else 1
+        value = int(digits)
+        candidates = [value // 10**k for k in range(len(digits) - len(digits.rstrip("0")) + 1)]
+        if any(self._in_range(Decimal(sign * c)) for c in candidates):
+            return True
+        bound = self.minimum if negative else self.maximum
+        if bound is None:
+            return True
+        widest = len(str(abs(int(bound)))) + 1
+        for j in range(1, max(widest - len(digits), 0) + 2):
+            low, high = value * 10**j, value * 10**j + 10**j - 1
+            lower, upper = (-high, -low) if negative else (low, high)
+            if self._overlaps(Decimal(lower), Decimal(upper)):
+                return True
+        return False
+
+    def _overlaps(self, lower: Decimal, upper: Decimal) -> bool:
+        """Whether some integer in ``[lower, upper]`` (integral ends) meets the bounds."""
+        if self.minimum is not None:
+            if upper < self.minimum or (self.exclusive_minimum and upper == self.minimum):
+                return False
+        if self.maximum is not None:
+            if lower > self.maximum or (self.exclusive_maximum and lower == self.maximum):
+                return False
+        return True
 
     def _exponent_viable(self, match: re.Match[bytes]) -> bool:
         mantissa = Decimal(

@@ -153,3 +153,25 @@ def test_number_checker_accepts_by_exact_value(checker: NumberChecker, text: str
         and multiple
     )
     assert checker.accepts(text.encode()) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-300, 300), st.integers(0, 300), st.integers(-5000, 5000))
+def test_bounded_integer_prefixes_are_viable_exactly_when_completable(low, width, value):
+    """Soundness and tightness on plain integer prefixes: a digit prefix is viable iff
+    some integer in the bounds is written with that prefix or scaled down from it."""
+    from decimal import Decimal
+
+    from fsm.json_schema.numbers import NumberChecker
+
+    checker = NumberChecker(minimum=Decimal(low), maximum=Decimal(low + width), integer=True)
+    text = str(value).encode()
+    reachable = [x for x in range(low, low + width + 1) if str(x).startswith(str(value))]
+    digits = str(abs(value))
+    scaled = [
+        value // 10**k if value >= 0 else -(abs(value) // 10**k)
+        for k in range(len(digits) - len(digits.rstrip("0")) + 1)
+    ]
+    expected = bool(reachable) or any(low <= x <= low + width for x in scaled)
+    if value != 0:
+        assert checker.viable(text) == expected

@@ -10,7 +10,7 @@ import re
 import jsonschema
 import lark
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 import seqstate as ss
 
@@ -23,8 +23,10 @@ NUMBER: /[0-9]{1,3}/
 
 
 class Pet(BaseModel):
-    name: str
-    legs: int
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(max_length=10)
+    legs: int = Field(ge=0, le=8)
 
 
 def generated_text(state: ss.SequenceState, prompt: ss.SequenceState) -> str:
