@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from backends.batch_plan import plan_rows
 
@@ -62,3 +64,33 @@ def test_nested_groups_and_level_cap():
 def test_empty_row_is_an_error():
     with pytest.raises(ValueError, match="row 1 has no new tokens"):
         plan_rows([None, None], [arr(1), arr()])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([None, "a"]), st.lists(st.integers(0, 2), min_size=1, max_size=12)
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(1, 4),
+    st.integers(1, 4),
+)
+def test_plan_reconstructs_every_row_and_never_computes_more(rows, min_shared, max_levels):
+    keys = [key for key, _ in rows]
+    tokens = [arr(*t) for _, t in rows]
+    plan = plan_rows(keys, tokens, min_shared=min_shared, max_levels=max_levels)
+    assert len(plan.levels()) <= max_levels
+    for row, toks in enumerate(tokens):
+        assert row_tokens(plan, row) == toks.tolist()
+        assert plan.segments[plan.path(row)[0]].base_row in [
+            r for r, key in enumerate(keys) if key == keys[row]
+        ]
+    for a in range(len(rows)):
+        for b in range(len(rows)):
+            if rows[a] == rows[b]:
+                assert plan.row_end[a] == plan.row_end[b]
+    distinct = {(key, tuple(t)) for key, t in rows}
+    assert computed(plan) <= sum(len(t) for _, t in distinct)
