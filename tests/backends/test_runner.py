@@ -178,3 +178,16 @@ def test_prefix_cache_never_serves_overwritten_blocks(runner, tiny_hf_model):
     query = np.append(prompt, 7)
     logits, _ = runner.forward([(None, query)])
     torch.testing.assert_close(logits[0], recompute(tiny_hf_model, query)[-1])
+
+
+def test_out_of_kv_memory_is_raised_cleanly(tiny_hf_model):
+    from backends.kv_pool import OutOfKVMemory
+
+    runner = ModelRunner(tiny_hf_model, block_size=BS, initial_blocks=2, max_blocks=4)
+    _, (kv,) = runner.forward([(None, ids(23, 6))])
+    with pytest.raises(OutOfKVMemory, match="max_blocks=4"):
+        runner.forward([(kv, ids(24, 20))])
+    assert runner.kv_stats()["blocks_used"] == 2
+    logits, _ = runner.forward([(kv, ids(25, 2))])
+    full = recompute(tiny_hf_model, np.concatenate([ids(23, 6), ids(25, 2)]))
+    torch.testing.assert_close(logits[0], full[-1])
