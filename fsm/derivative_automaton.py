@@ -14,7 +14,7 @@ import numpy as np
 
 from fsm.automaton import DEAD
 from fsm.errors import ConstraintTooLarge
-from fsm.terms import EMPTY, Term, byte_partition, derivative, nullable
+from fsm.terms import EMPTY, Alt, Cat, Repeat, Term, byte_partition, derivative, nullable
 
 
 class DerivativeAutomaton:
@@ -68,20 +68,31 @@ class DerivativeAutomaton:
     def is_live(self, term: Term) -> bool:
         """Whether some byte string leads from ``term`` to acceptance.
 
-        Syntax answers for plain regular terms; with intersection or complement a
-        bounded breadth-first search decides, and an exhausted budget counts as live
-        (the search only prunes, it never rejects what it could not disprove).
+        Syntax answers for plain regular terms. Otherwise the term is taken apart
+        (a concatenation is live when every part is, a union when one part is, a
+        repetition when it may repeat zero times or its item is live) and only the
+        intersections and complements left are searched: a bounded breadth-first
+        search over their derivatives, where an exhausted budget counts as live (the
+        search only prunes, it never rejects what it could not disprove).
         """
         if term is EMPTY:
             return False
         if not term.needs_liveness_check:
             return True
         known = self._live.get(term)
-        if known is not None:
-            return known
-        live = self._search_acceptance(term)
-        self._live[term] = live
-        return live
+        if known is None:
+            known = self._decompose(term)
+            self._live[term] = known
+        return known
+
+    def _decompose(self, term: Term) -> bool:
+        if isinstance(term, Cat):
+            return all(self.is_live(item) for item in term.items)
+        if isinstance(term, Alt):
+            return any(self.is_live(item) for item in term.items)
+        if isinstance(term, Repeat):
+            return term.lo == 0 or self.is_live(term.item)
+        return self._search_acceptance(term)
 
     def _search_acceptance(self, start: Term) -> bool:
         seen = {start}

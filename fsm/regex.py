@@ -30,10 +30,44 @@ utf8_encoding: CharEncoder = utf8_term
 json_string_encoding: CharEncoder = json_string_term
 
 
+UNICODE_SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""What ECMAScript's ``\\s`` (the dialect of JSON-schema patterns) matches beyond ASCII
+whitespace. Python's ``\\s`` differs slightly (it adds U+001C-U+001F and U+0085 and
+omits U+FEFF); we follow ECMAScript for both."""
+
+
+def _unicode_spaces(pattern: str) -> str:
+    """Give ``\\s``/``\\S`` their Unicode meaning (interegular only knows ASCII spaces)."""
+    out, in_class, i = [], False, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escape = pattern[i : i + 2]
+            if escape == "\\s":
+                out.append("\\s" + UNICODE_SPACES if in_class else "[\\s" + UNICODE_SPACES + "]")
+            elif escape == "\\S" and not in_class:
+                out.append("[^\\s" + UNICODE_SPACES + "]")
+            else:
+                out.append(escape)
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]" or pattern[i - 1] == "["
+        elif char == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "^":
+                out.append("[^")
+                i += 2
+                continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
     """The byte strings whose decoding fully matches ``pattern``."""
     try:
-        parsed = interegular.parse_pattern(pattern)
+        parsed = interegular.parse_pattern(_unicode_spaces(pattern))
     except ip.Unsupported as error:
         raise UnsupportedRegex(f"{pattern!r}: {error}") from None
     except Exception as error:  # interegular raises several syntax error types
@@ -103,7 +137,9 @@ def _convert(node: object, encode: CharEncoder, flags: ip.REFlags) -> Term:
     if isinstance(node, ip._CharGroup):
         chars = node.chars
         if flags & ip.REFlags.CASE_INSENSITIVE:
-            chars = frozenset(c for ch in chars for c in {ch, ch.lower(), ch.upper()} if len(c) == 1)
+            chars = frozenset(
+                c for ch in chars for c in {ch, ch.lower(), ch.upper()} if len(c) == 1
+            )
         ranges = chars_to_ranges(chars)
         return encode(complement_ranges(ranges) if node.negated else ranges)
     if type(node).__name__ == "__DotCls":

@@ -15,7 +15,9 @@ from fsm.regex import json_string_encoding, regex_term, search_term
 
 ALPHABET = ["a", "b", "c", "é", "日", "😀", "."]
 
-atoms = st.sampled_from(["a", "b", "c", "é", "日", "😀", r"\.", ".", "[ab]", "[^a]", "[a-c]", "[é-日]", r"\d"])
+atoms = st.sampled_from(
+    ["a", "b", "c", "é", "日", "😀", r"\.", ".", "[ab]", "[^a]", "[a-c]", "[é-日]", r"\d"]
+)
 
 
 def _regexes():
@@ -82,7 +84,13 @@ def test_search_equals_re_search(pattern, text):
 
 @pytest.mark.parametrize(
     ("pattern", "text", "expected"),
-    [("^ab", "abz", True), ("^ab", "zab", False), ("b$", "zab", True), ("^a$|^b$", "b", True), ("^a$|^b$", "ab", False)],
+    [
+        ("^ab", "abz", True),
+        ("^ab", "zab", False),
+        ("b$", "zab", True),
+        ("^a$|^b$", "b", True),
+        ("^a$|^b$", "ab", False),
+    ],
 )
 def test_search_anchors(pattern, text, expected):
     assert accepts(DerivativeAutomaton(search_term(pattern)), text) == expected
@@ -120,3 +128,11 @@ def test_choice_rejects_bad_input():
         fsm.Choice("yes")
     with pytest.raises(fsm.InvalidSpec):
         fsm.Choice([])
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\u3000", "\ufeff", "\u2028"])
+def test_backslash_s_matches_unicode_spaces_as_in_ecmascript(space):
+    assert accepts(DerivativeAutomaton(regex_term(r"a\sb")), f"a{space}b")
+    assert accepts(DerivativeAutomaton(regex_term(r"a[\s,]b")), f"a{space}b")
+    assert not accepts(DerivativeAutomaton(regex_term(r"a\Sb")), f"a{space}b")
+    assert not accepts(DerivativeAutomaton(regex_term(r"a[^\s]b")), f"a{space}b")
