@@ -7,7 +7,7 @@ JSON-schema ``pattern`` semantics: the pattern may match anywhere unless anchore
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import interegular
 from interegular import patterns as ip
@@ -76,10 +76,13 @@ def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Ter
 
 
 def search_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
-    """Strings that contain a match of ``pattern`` (``^``/``$`` anchor the ends)."""
+    """Strings that contain a match of ``pattern`` (``^``/``$`` anchor the ends).
+
+    Anchors are read at the ends of the top-level alternatives, also through groups
+    that enclose a whole alternative (``(^a|b$)``)."""
     anything = star(encode_char(complement_ranges([])))
     options = []
-    for branch in _split_top_level(pattern):
+    for branch in _anchorable_branches(pattern):
         start = branch.startswith("^")
         end = branch.endswith("$") and not _is_escaped(branch, len(branch) - 1)
         core = branch[1 if start else 0 : len(branch) - 1 if end else len(branch)]
@@ -93,6 +96,15 @@ def search_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Te
     return alt(*options)
 
 
+def _anchorable_branches(pattern: str) -> list[str]:
+    """Top-level alternatives, with groups enclosing a whole alternative opened up."""
+    out = []
+    for branch in _split_top_level(pattern):
+        opened = _unwrap_group(branch)
+        out.extend(_anchorable_branches(opened) if opened != branch else [branch])
+    return out
+
+
 def _is_escaped(text: str, index: int) -> bool:
     backslashes = 0
     while index - 1 - backslashes >= 0 and text[index - 1 - backslashes] == "\\":
@@ -100,9 +112,10 @@ def _is_escaped(text: str, index: int) -> bool:
     return backslashes % 2 == 1
 
 
-def _split_top_level(pattern: str) -> list[str]:
-    """Split on ``|`` outside groups and classes, so each branch's anchors can be read."""
-    branches, depth, in_class, start, i = [], 0, False, 0, 0
+def _structure(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth)`` of each character outside escapes and classes; a
+    group's parentheses both report the depth outside the group."""
+    depth, in_class, i = 0, False, 0
     while i < len(pattern):
         char = pattern[i]
         if char == "\\":
@@ -112,16 +125,30 @@ def _split_top_level(pattern: str) -> list[str]:
             in_class = char != "]"
         elif char == "[":
             in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            branches.append(pattern[start:i])
-            start = i + 1
+        else:
+            depth -= char == ")"
+            yield i, char, depth
+            depth += char == "("
         i += 1
-    branches.append(pattern[start:])
-    return branches
+
+
+def _split_top_level(pattern: str) -> list[str]:
+    """Split on ``|`` outside groups and classes, so each branch's anchors can be read."""
+    cuts = [i for i, char, depth in _structure(pattern) if char == "|" and depth == 0]
+    bounds = [-1, *cuts, len(pattern)]
+    return [pattern[a + 1 : b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _unwrap_group(pattern: str) -> str:
+    """``pattern`` without a capturing or ``(?:`` group enclosing all of it (one level)."""
+    if pattern.startswith("(?:"):
+        inner = 3
+    elif pattern.startswith("(") and not pattern.startswith("(?"):
+        inner = 1
+    else:
+        return pattern
+    closing = next((i for i, char, depth in _structure(pattern) if char == ")" and depth == 0), -1)
+    return pattern[inner:-1] if closing == len(pattern) - 1 else pattern
 
 
 def _convert(node: object, encode: CharEncoder, flags: ip.REFlags) -> Term:

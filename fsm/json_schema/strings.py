@@ -29,63 +29,7 @@ def count(value: object, default: int | None) -> int | None:
 
 def pattern_content(pattern: str) -> Term:
     """Encoded string contents in which ``pattern`` finds a match (ECMA ``search``)."""
-    branches = "|".join(unwrap_group(b) for b in _top_level_branches(pattern))
-    return search_term(branches, encode_char=json_string_encoding)
-
-
-def _top_level_branches(pattern: str) -> list[str]:
-    """``pattern`` split on the ``|`` outside groups and classes."""
-    branches, depth, in_class, start, i = [], 0, False, 0, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and depth == 0:
-            branches.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    return [*branches, pattern[start:]]
-
-
-def unwrap_group(pattern: str) -> str:
-    """``pattern`` without groups that enclose all of it (``(^a|b$)`` -> ``^a|b$``), so
-    that anchors written inside them are read as anchors; matching is unchanged."""
-    while True:
-        prefix = 3 if pattern.startswith("(?:") else 1 if pattern.startswith("(") else 0
-        if not prefix or pattern.startswith("(?", 0) and prefix == 1:
-            return pattern
-        if _closing_paren(pattern) != len(pattern) - 1:
-            return pattern
-        pattern = pattern[prefix:-1]
-
-
-def _closing_paren(pattern: str) -> int:
-    """Index of the parenthesis closing the one at index 0 (-1 if none)."""
-    depth, in_class, i = 0, False, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
+    return search_term(pattern, encode_char=json_string_encoding)
 
 
 def string_term(node: dict, refuse: Refuse) -> Term:

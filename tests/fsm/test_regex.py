@@ -136,3 +136,19 @@ def test_backslash_s_matches_unicode_spaces_as_in_ecmascript(space):
     assert accepts(DerivativeAutomaton(regex_term(r"a[\s,]b")), f"a{space}b")
     assert not accepts(DerivativeAutomaton(regex_term(r"a\Sb")), f"a{space}b")
     assert not accepts(DerivativeAutomaton(regex_term(r"a[^\s]b")), f"a{space}b")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        ("(^a$)", "a", True),
+        ("(^a$)", "ba", False),
+        ("(?:^a|b$)", "ac", True),
+        ("(?:^a|b$)", "cab", True),
+        ("(^a|^b)|c$", "bz", True),
+        ("(^a|^b)|c$", "zb", False),
+        ("(a)(b)", "xaby", True),
+    ],
+)
+def test_search_anchors_inside_enclosing_groups(pattern, text, expected):
+    assert accepts(DerivativeAutomaton(search_term(pattern)), text) == expected
