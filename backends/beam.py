@@ -15,17 +15,16 @@ hypotheses that no live beam can beat, or at ``max_tokens``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from backends import sampling
-from backends.generation import GenerationError, Prepared, prepare_row
-from seqstate.detokenize import DetokState, decode_tokens
+from backends.generation import GenerationError, Prepared, prepare_row, span_row
+from seqstate.detokenize import DetokState
 from seqstate.row import Row
-from seqstate.segment import Origin, Span
 from seqstate.state import SequenceState
 
 if TYPE_CHECKING:
@@ -202,22 +201,15 @@ def _group_done(done: list[tuple[float, Beam]], beam: Beam, n: int, penalty: flo
 
 
 def _result_row(prepared: Prepared, beam: Beam, plain: Any) -> Row:
-    base, generator = prepared.row, prepared.generator
-    origin = Origin(
-        "generated",
-        generator=replace(generator, resume=False),
-        capture=generator.name,
-        parser=generator.parse,
-        finish_reason=beam.finish_reason,
-        complete=beam.complete,
-        resumes=generator.resume,
-        healed=prepared.healed,
+    stop_at = None if beam.detok.stop is None else beam.detok.stop.start
+    return span_row(
+        prepared,
+        beam.tokens,
+        beam.logprobs,
+        beam.states[1:],
+        beam.ref,
+        beam.finish_reason,
+        beam.complete,
+        stop_at,
+        plain,
     )
-    decoded = decode_tokens(plain, beam.tokens)
-    states = [-1 if s is None else s for s in beam.states[1:]]
-    span = Span.of_tokens(beam.tokens, decoded, origin, beam.logprobs, states)
-    kv = beam.ref if beam.ref.length <= base.n_tokens + len(beam.tokens) else None
-    row = base.appended(span, kv)
-    if beam.detok.stop is not None:
-        row = row.slice_chars(0, base.n_chars + beam.detok.stop.start)
-    return row

@@ -550,33 +550,48 @@ def _jump_forward(model: Model, row: RowProgress, detok: Detokenizer) -> list[in
 
 
 def _result_row(row: RowProgress, plain: Detokenizer) -> Row:
-    base, generator = row.prepared.row, row.prepared.generator
+    return span_row(
+        row.prepared,
+        row.tokens,
+        row.logprobs,
+        row.constraint_states[1:],
+        row.ref,
+        row.finish_reason,
+        row.complete,
+        row.stop_at,
+        plain,
+    )
+
+
+def span_row(
+    prepared: Prepared,
+    tokens: Sequence[int],
+    logprobs: Sequence[float],
+    states: Sequence[int | None],
+    ref: Any,
+    finish_reason: str | None,
+    complete: bool,
+    stop_at: int | None,
+    plain: Detokenizer,
+) -> Row:
+    """The prepared row extended by a generated span (cut at a stop string if any)."""
+    base, generator = prepared.row, prepared.generator
     origin = Origin(
         "generated",
         generator=replace(generator, resume=False),
         capture=generator.name,
         parser=generator.parse,
-        finish_reason=row.finish_reason,
-        complete=row.complete,
+        finish_reason=finish_reason,
+        complete=complete,
         resumes=generator.resume,
-        healed=row.prepared.healed,
+        healed=prepared.healed,
     )
-    decoded = decode_tokens(plain, row.tokens)
-    span = Span.of_tokens(
-        row.tokens,
-        decoded,
-        origin,
-        row.logprobs,
-        [-1 if s is None else s for s in row.constraint_states[1:]],
-    )
-    kv = (
-        row.ref
-        if row.ref is not None and row.ref.length <= base.n_tokens + len(row.tokens)
-        else None
-    )
-    result = base.appended(span, kv)
-    if row.stop_at is not None:
-        result = result.slice_chars(0, base.n_chars + row.stop_at)
+    recorded = [-1 if s is None else s for s in states]
+    span = Span.of_tokens(tokens, decode_tokens(plain, tokens), origin, logprobs, recorded)
+    covers = ref is not None and ref.length <= base.n_tokens + len(tokens)
+    result = base.appended(span, ref if covers else None)
+    if stop_at is not None:
+        result = result.slice_chars(0, base.n_chars + stop_at)
     return result
 
 
