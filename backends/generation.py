@@ -10,6 +10,7 @@ Beam search has its own loop in ``backends.beam``; both share the pieces here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -362,16 +363,17 @@ def _sample_step(
     masked = _apply_bans(masked, [progress[i] for i in active])
     chosen = choose_tokens(masked, generator.sampler, rng)
     logprobs = sampling.token_logprobs(masked, chosen)
+    # One host transfer per step: tokens, their log-probabilities (-inf: nothing allowed).
+    tokens, values = chosen.tolist(), logprobs.tolist()
     result: list[int | None] = []
     for k, i in enumerate(active):
         row = progress[i]
-        token = int(chosen[k])
-        if not torch.isfinite(masked[k]).any():
+        token, logprob = tokens[k], values[k]
+        if not math.isfinite(logprob):  # -inf or NaN: every token was masked
             raise GenerationError(
                 f"row {i}: no token is allowed at this point (constraint state {row.state}); "
                 "the constraint cannot be completed with this vocabulary"
             )
-        logprob = float(logprobs[k])
         for hook in generator.hooks:
             action = hook(_event(model, i, row, token, masked[k]))
             if isinstance(action, Replace):

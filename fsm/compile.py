@@ -9,7 +9,7 @@ from fsm.cache import IndexCache
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.errors import InvalidSpec
 from fsm.index import TokenIndex
-from fsm.terms import Term
+from fsm.terms import EMPTY, Term
 from fsm.vocabulary import Vocabulary
 
 DEFAULT_MAX_STATES = 200_000
@@ -34,6 +34,8 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
             "fsm.JsonSchema or fsm.Grammar"
         )
     term: Term = make_term()
+    if term is EMPTY:
+        raise InvalidSpec(f"{type(spec).__name__} matches no text at all (contradictory constraint)")
     return DerivativeAutomaton(term, max_states=max_states)
 
 

@@ -152,3 +152,9 @@ def test_backslash_s_matches_unicode_spaces_as_in_ecmascript(space):
 )
 def test_search_anchors_inside_enclosing_groups(pattern, text, expected):
     assert accepts(DerivativeAutomaton(search_term(pattern)), text) == expected
+
+
+def test_a_constraint_matching_nothing_is_refused_at_compile_time():
+    vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b""], eos_ids=[2])
+    with pytest.raises(fsm.InvalidSpec, match="matches no text"):
+        fsm.compile(fsm.JsonSchema({"type": "string", "minLength": 3, "maxLength": 1}), vocabulary)
