@@ -189,10 +189,19 @@ def json(
 
 
 def _json_parser(schema: Any) -> Callable[[str], Any]:
+    """Captures parse to what the schema names: a pydantic model instance, a value of a
+    Python type (validated by pydantic when it is installed, so ``ss.json(int)`` gives an
+    ``int`` even for ``1.0``), else the decoded JSON value."""
     validate_json = getattr(schema, "model_validate_json", None)
     if callable(validate_json):
         return validate_json
-    return _json.loads
+    if isinstance(schema, dict | str | bool):
+        return _json.loads
+    try:
+        from pydantic import TypeAdapter
+    except ImportError:
+        return _json.loads
+    return TypeAdapter(schema).validate_json
 
 
 def grammar(

@@ -57,7 +57,7 @@ def _schema(tp: object, defs: dict[str, dict]) -> dict:
     if origin is Union or origin is types.UnionType:
         return {"anyOf": [_schema(a, defs) for a in args]}
     if origin is typing.Annotated:
-        return _schema(args[0], defs)
+        return _constrained(_schema(args[0], defs), args[1:])
     if origin in (list, set, frozenset) or tp in (list, set, frozenset):
         item = _schema(args[0], defs) if args else {}
         schema = {"type": "array", "items": item}
@@ -84,6 +84,37 @@ def _schema(tp: object, defs: dict[str, dict]) -> dict:
     if typing.is_typeddict(tp):
         return _defined(tp, defs, lambda: _typeddict_def(tp, defs))
     raise InvalidSpec(f"cannot turn {tp!r} into a JSON schema")
+
+
+_NUMERIC_KEYWORDS = {
+    "ge": "minimum",
+    "gt": "exclusiveMinimum",
+    "le": "maximum",
+    "lt": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+}
+
+
+def _constrained(schema: dict, metadata: tuple) -> dict:
+    """``schema`` with the constraints of ``Annotated`` metadata: pydantic ``Field(...)``
+    and annotated-types markers (``Ge``, ``Le``, ``MaxLen``, ...), read by attribute
+    name so neither library has to be imported here."""
+    out = dict(schema)
+    for marker in metadata:
+        for item in [marker, *getattr(marker, "metadata", ())]:
+            for attribute, keyword in _NUMERIC_KEYWORDS.items():
+                value = getattr(item, attribute, None)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    out[keyword] = value
+            for attribute, suffix in (("min_length", "min"), ("max_length", "max")):
+                value = getattr(item, attribute, None)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    noun = "Items" if out.get("type") == "array" else "Length"
+                    out[suffix + noun] = value
+            pattern = getattr(item, "pattern", None)
+            if isinstance(pattern, str):
+                out["pattern"] = pattern
+    return out
 
 
 def _defined(tp: type, defs: dict[str, dict], build: typing.Callable[[], dict]) -> dict:

@@ -189,7 +189,9 @@ def test_pattern_searches_unless_anchored() -> None:
     assert accepts({"pattern": "^a|c$"}, "abc")
     assert accepts({"pattern": '^"\\\\$'}, '"\\')
     assert not accepts({"pattern": "(^[^5]*$)"}, "a5")  # anchors inside an enclosing group
-    assert accepts({"pattern": "(^[^5]*$)|7"}, "a57") and not accepts({"pattern": "(^[^5]*$)|7"}, "a5")
+    assert accepts({"pattern": "(^[^5]*$)|7"}, "a57") and not accepts(
+        {"pattern": "(^[^5]*$)|7"}, "a5"
+    )
 
 
 def test_formats_are_asserted() -> None:
@@ -381,3 +383,18 @@ def test_json_schema_spec_is_frozen_hashable_and_fingerprinted() -> None:
     with pytest.raises(fsm.InvalidSpec):
         fsm.JsonSchema([1, 2])
     assert matches(a.term(), b'{"name": "x"}')
+
+
+def test_annotated_constraints_become_keywords():
+    from typing import Annotated
+
+    from pydantic import Field
+
+    import fsm
+
+    schema = json.loads(
+        fsm.JsonSchema(Annotated[int, Field(ge=0, lt=10, multiple_of=2)]).schema_json
+    )
+    assert schema == {"type": "integer", "minimum": 0, "exclusiveMaximum": 10, "multipleOf": 2}
+    text = json.loads(fsm.JsonSchema(Annotated[str, Field(min_length=1, pattern="^x")]).schema_json)
+    assert text == {"type": "string", "minLength": 1, "pattern": "^x"}
