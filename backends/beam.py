@@ -21,8 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from backends import sampling
-from backends.generation import GenerationError, Prepared, prepare_row, span_row
+from backends.generation import (
+    GenerationError,
+    Prepared,
+    active_index,
+    constrained_logits,
+    prepare_row,
+    span_row,
+)
 from seqstate.detokenize import DetokState
 from seqstate.row import Row
 from seqstate.state import SequenceState
@@ -64,7 +70,6 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
     detok = state.detokenizer(generator.stop)
     plain = state.detokenizer()
     prepared = [prepare_row(model, row, generator, plain) for row in state.rows]
-    indexes = [p.index for p in prepared]
     eos = set(model.vocabulary.eos_ids)
 
     logits, refs = model.runner.forward([(p.kv_base, p.pending_ids) for p in prepared])
@@ -74,14 +79,14 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
     ]
     finished: list[list[tuple[float, Beam]]] = [[] for _ in prepared]
     for step in range(generator.max_tokens):
-        scores = _step_scores(model, logits, beams, indexes)  # [n_beams, V] total log-probs
+        scores = _step_scores(model, logits, beams, prepared)  # [n_beams, V] total log-probs
         candidates = _top_candidates(scores, beams, len(prepared), 2 * n)
         next_beams: list[Beam] = []
         for group, options in enumerate(candidates):
-            index = indexes[group]
             kept = 0
             for total, parent_at, token in options:
                 parent = beams[parent_at]
+                index = active_index(prepared[group], parent.states[-1])
                 logprob = total - parent.total
                 if token in eos:
                     if index is None or index.is_final(parent.states[-1]):
@@ -111,7 +116,7 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
         live = [b for b in next_beams if not _group_done(finished[b.group], b, n, penalty)]
         if last_step or not live:
             for b in live if last_step else ():
-                index = indexes[b.group]
+                index = active_index(prepared[b.group], b.states[-1])
                 done = Beam(
                     b.group,
                     b.tokens,
@@ -143,14 +148,16 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
 
 
 def _step_scores(
-    model: Model, logits: torch.Tensor, beams: list[Beam], indexes: list[Any]
+    model: Model, logits: torch.Tensor, beams: list[Beam], prepared: list[Prepared]
 ) -> torch.Tensor:
     """Total log-probability of every (beam, token), -inf where not allowed: [n_beams, V]."""
     logits = logits.float()
-    mask = model.masks.allowed(
-        [indexes[b.group] for b in beams], [b.states[-1] for b in beams], logits.shape[1]
+    masked = constrained_logits(
+        model,
+        logits,
+        [active_index(prepared[b.group], b.states[-1]) for b in beams],
+        [b.states[-1] for b in beams],
     )
-    masked = logits if mask is None else sampling.mask_logits(logits, mask)
     totals = torch.tensor([b.total for b in beams], device=logits.device, dtype=torch.float32)
     return torch.log_softmax(masked, dim=-1) + totals[:, None]
 

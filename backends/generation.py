@@ -78,7 +78,7 @@ class RowProgress:
 
     @property
     def index(self) -> TokenIndex | None:
-        return self.prepared.index
+        return active_index(self.prepared, self.state)
 
     @property
     def text(self) -> str:
@@ -119,6 +119,16 @@ def prepare_row(model: Model, row: Row, generator: Any, detok: Detokenizer) -> P
         covered = len(ids) - 1
     kv_base = None if row.kv is None or covered == 0 else row.kv.prefix(covered)
     return Prepared(row, kv_base, ids[covered:], state, index, generator, healed.decode())
+
+
+def active_index(prepared: Prepared, state: int | None) -> TokenIndex | None:
+    """The index that constrains the next token: none for free text once its healed
+    prefix is written (then every token is allowed again, special tokens included)."""
+    if state is None or prepared.index is None:
+        return None
+    if prepared.generator.constraint is None and prepared.index.is_final(state):
+        return None
+    return prepared.index
 
 
 def _resume_point(row: Row) -> ResumePoint:
@@ -179,6 +189,22 @@ def _tokenize_tail(model: Model, row: Row, pending: str, *, heal: bool, detok: D
 
 
 # ------------------------------------------------------------------------------ steps
+
+
+def constrained_logits(
+    model: Model, logits: torch.Tensor, indexes: Sequence[Any], states: Sequence[int | None]
+) -> torch.Tensor:
+    """Logits [n, V] with the constraints applied: refused tokens at -inf and, in final
+    states, the end token carrying the mass of the refused ones (see
+    ``sampling.end_with_refused_mass``)."""
+    allowed = model.masks.allowed(indexes, states, logits.shape[1])
+    if allowed is None:
+        return logits
+    final = [i is not None and i.is_final(s) for i, s in zip(indexes, states)]
+    if not any(final):
+        return sampling.mask_logits(logits, allowed)
+    flags = torch.tensor(final, device=logits.device)
+    return sampling.end_with_refused_mass(logits, allowed, flags, model.end_token)
 
 
 def choose_tokens(
@@ -358,8 +384,7 @@ def _sample_step(
     """One token per active row (None where a hook asked to backtrack)."""
     logits = logits.float()
     rows = [progress[i] for i in active]
-    mask = model.masks.allowed([r.index for r in rows], [r.state for r in rows], logits.shape[1])
-    masked = logits if mask is None else sampling.mask_logits(logits, mask)
+    masked = constrained_logits(model, logits, [r.index for r in rows], [r.state for r in rows])
     masked = _apply_bans(masked, [progress[i] for i in active])
     chosen = choose_tokens(masked, generator.sampler, rng)
     logprobs = sampling.token_logprobs(masked, chosen)

@@ -44,6 +44,11 @@ class Model:
             tokenizer, size=self.runner.vocab_size, eos_ids=eos
         )
         self.text_bytes = text_bytes(self.vocabulary, tokenizer)
+        # The id that ends a span: the tokenizer's EOS when it is one, else the smallest.
+        preferred = tokenizer.eos_token_id
+        self.end_token = (
+            preferred if preferred in self.vocabulary.eos_ids else min(self.vocabulary.eos_ids)
+        )
         # Generated spans record constraint states by number, so an index must live as
         # long as the states that refer to it: keep many.
         self.indexes = fsm.IndexCache(max_entries=1024)

@@ -76,3 +76,21 @@ def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """Log-probability of each row's token under softmax(logits): [n] float32."""
     logp = torch.log_softmax(logits.float(), dim=-1)
     return logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+
+
+def end_with_refused_mass(
+    logits: torch.Tensor, allowed: torch.Tensor, final: torch.Tensor, end_token: int
+) -> torch.Tensor:
+    """Masked logits [n, V] where, in rows whose constraint state is final, the end
+    token also carries the probability of every token the constraint refuses.
+
+    Inside a chained program a span ends when the model wants to write something its
+    constraint does not allow (``"56"`` then ``"."``), not only when it wants to end the
+    whole text: P(end of span) = P(EOS) + P(refused tokens)."""
+    width = allowed.shape[1]
+    refused = logits[:, :width].masked_fill(allowed, float("-inf"))
+    outside = torch.logsumexp(refused, dim=-1)  # [n]
+    masked = mask_logits(logits, allowed)
+    end = torch.logaddexp(masked[:, end_token], outside)
+    masked[:, end_token] = torch.where(final, end, masked[:, end_token])
+    return masked

@@ -41,15 +41,15 @@ def main() -> None:
         + ss.choice(["physics", "chemistry", "biology", "mathematics"], name="field")
         + "\nRecord: "
         + ss.json(PERSON_SCHEMA, name="record")
-        + "\nSummary: "
-        + ss.gen(max_tokens=24, stop="\n", name="summary")
+        + "\nSummary:"
+        + ss.gen(max_tokens=30, stop="\n\n", name="summary")
     )
     print("\n--- chained generation (greedy) ---")
     print(str(state)[len(str(prompt)) :])
     print("\ncaptures:", {k: state[k] for k in ("year", "field", "record", "summary")})
 
-    question = model.chat([{"role": "user", "content": "Name a prime number below 100."}])
-    beams = question + "Answer: " + ss.regex(r"[1-9][0-9]?", name="n", sampler=ss.beam(4))
+    question = model.chat([{"role": "user", "content": "What is 7 times 8?"}])
+    beams = question + "7 times 8 is " + ss.regex(r"[1-9][0-9]{0,2}", name="n", sampler=ss.beam(4))
     print("\n--- constrained beam search (4 beams, best first) ---")
     for k, (text, logprob) in enumerate(zip(beams.texts[0], beams.logprobs[0])):
         print(f"beam {k}: {text[len(str(question)) :]!r}  logprob={logprob:.2f}")
