@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 
 from fsm.terms import (
+    EPS,
     Term,
     alt,
     byte_range,
@@ -42,19 +43,29 @@ JSON_CHAR = json_string_term(complement_ranges([]))
 
 _DIGIT = byte_range(0x30, 0x39)
 _INT = cat(opt(literal(b"-")), alt(literal(b"0"), cat(byte_range(0x31, 0x39), star(_DIGIT))))
-_FRACTION = cat(literal(b"."), plus(_DIGIT))
+_FRACTION = cat(literal(b"."), alt(literal(b"0"), cat(star(_DIGIT), byte_range(0x31, 0x39))))
+"""A canonical fraction, as Python and JavaScript print numbers: ``.0`` or no trailing
+zero. It loses no ``json.dumps`` output and keeps a model from padding zeros forever."""
 _EXPONENT = cat(byte_set(b"eE"), opt(byte_set(b"+-")), plus(_DIGIT))
 INTEGER_LITERAL = _INT
 """An integer written without fraction or exponent."""
 NUMBER = cat(_INT, opt(_FRACTION), opt(_EXPONENT))
 """Any JSON number."""
-INTEGRAL_NUMBER = cat(_INT, opt(cat(literal(b"."), plus(literal(b"0")))))
+INTEGRAL_NUMBER = cat(_INT, opt(literal(b".0")))
 """Integers, also written with a zero fraction (``1.0``), as JSON Schema draft 6+ allows."""
 
 
 def whitespace(max_len: int) -> Term:
-    """Between 0 and ``max_len`` JSON whitespace bytes."""
-    return repeat(byte_set(b" \t\n\r"), 0, max_len)
+    """One run of JSON whitespace as writers lay it out: nothing, one space
+    (``json.dumps`` separators), or one line break followed by at most ``max_len``
+    spaces or tabs of indentation. ``max_len=0`` allows no whitespace at all.
+
+    Bounding the shape, not only the length, keeps a model from padding a document
+    with blank lines while still accepting compact, default and indented output."""
+    if max_len == 0:
+        return EPS
+    newline = cat(opt(literal(b"\r")), literal(b"\n"), repeat(byte_set(b" \t"), 0, max_len))
+    return alt(EPS, literal(b" "), newline)
 
 
 def string_of(content: Term) -> Term:

@@ -18,7 +18,8 @@ from decimal import Context, Decimal, InvalidOperation, localcontext
 MAX_EXPONENT = 1100
 """Numbers whose decimal exponent exceeds this (beyond any float) are not accepted."""
 
-_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.(?:0|[0-9]*[1-9]))?(?:[eE][+-]?[0-9]+)?")
+"""JSON numbers with a canonical fraction (``.0`` or no trailing zero; see json_text)."""
 _INTEGER_SYNTAX = re.compile(rb"-?(?:0|[1-9][0-9]*)")
 _PREFIX = re.compile(
     rb"(?P<sign>-?)(?:(?P<int>0|[1-9][0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
@@ -91,11 +92,11 @@ class NumberChecker:
         negative = match["sign"] == b"-"
         if match["int"] is None:
             return self._sign_viable(negative if match["sign"] else None)
+        if self.integer:
+            return self._integer_prefix_viable(match["int"], match["dot"], match["frac"], negative)
         digits = (match["int"] + (match["frac"] or b"")).lstrip(b"0")
         if not digits:
             return self._sign_viable(negative)
-        if self.integer:
-            return self._integer_digits_viable(digits.decode(), negative)
         return self._leading_digits_viable(digits.decode(), negative)
 
     def _sign_viable(self, negative: bool | None) -> bool:
@@ -133,23 +134,41 @@ class NumberChecker:
                 return True
         return False
 
-    def _integer_digits_viable(self, digits: str, negative: bool) -> bool:
-        """Some integer reachable from these significant digits lies within the bounds.
+    def _integer_prefix_viable(
+        self, integer: bytes, dot: bytes | None, fraction: bytes | None, negative: bool
+    ) -> bool:
+        """Some integer in the bounds can still be written from this mantissa prefix.
 
-        A written mantissa ``D`` (significant digits, exponent still to come) can only
-        become integers whose digits start with ``D`` (``D * 10**j + r``), or ``D``
-        with some of its trailing zeros divided away: tighter than the magnitude test,
-        it stops a bounded integer from growing digit after digit."""
+        With a canonical fraction, an integral value either ends the fraction as
+        ``.0`` (the integer part itself) or takes an exponent at least as long as the
+        fraction, so its digits start with the digits written so far (``1.11`` ->
+        ``1.11e2`` = 111). Without a fraction a negative exponent may also divide
+        away trailing zeros of the integer part (``1200e-2`` = 12)."""
+        written = (integer + (fraction or b"")).decode()
+        if not written.lstrip("0"):
+            return self._sign_viable(negative)
         sign = -1 if negative else 1
-        value = int(digits)
-        candidates = [value // 10**k for k in range(len(digits) - len(digits.rstrip("0")) + 1)]
+        candidates = []
+        if dot is None:
+            stripped = len(written) - len(written.rstrip("0"))
+            candidates = [int(written) // 10**k for k in range(stripped + 1)]
+        elif fraction in (b"", b"0"):
+            candidates = [int(integer)]  # ``.0`` may end it
         if any(self._in_range(Decimal(sign * c)) for c in candidates):
             return True
+        # A fraction ending in zeros must still get a non-zero digit: strictly longer.
+        longer = bool(fraction) and fraction != b"0" and fraction.endswith(b"0")
+        return self._integers_starting_with(written.lstrip("0"), negative, longer)
+
+    def _integers_starting_with(self, digits: str, negative: bool, longer: bool) -> bool:
+        """Whether an integer whose digits are ``digits`` (if not ``longer``) or extend
+        them meets the bounds."""
         bound = self.minimum if negative else self.maximum
         if bound is None:
             return True
+        value = int(digits)
         widest = len(str(abs(int(bound)))) + 1
-        for j in range(1, max(widest - len(digits), 0) + 2):
+        for j in range(1 if longer else 0, max(widest - len(digits), 0) + 2):
             low, high = value * 10**j, value * 10**j + 10**j - 1
             lower, upper = (-high, -low) if negative else (low, high)
             if self._overlaps(Decimal(lower), Decimal(upper)):
@@ -170,8 +189,8 @@ class NumberChecker:
         mantissa = Decimal(
             (match["sign"] + match["int"] + (match["dot"] or b"") + (match["frac"] or b"")).decode()
         )
-        if match["dot"] and not match["frac"]:
-            return False
+        if match["dot"] and not _NUMBER.fullmatch(match["int"] + b"." + match["frac"]):
+            return False  # an exponent only follows a complete, canonical fraction
         if not mantissa:
             return self._value_ok(mantissa)
         signs = [match["esign"]] if match["esign"] else [b"+", b"-"]

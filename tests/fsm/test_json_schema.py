@@ -115,8 +115,11 @@ def test_whitespace_dumps_compact_and_bounded() -> None:
     assert accepts(PERSON | {"required": []}, value)
     assert accepts_text({}, json.dumps(value, separators=(",", ":")))
     assert accepts_text({}, json.dumps(value, indent=2))
-    assert not accepts_text({}, '{"a":' + " " * 9 + "1}")
-    assert accepts_text({}, '{"a":' + " " * 9 + "1}", whitespace_max=9)
+    assert accepts_text({}, json.dumps(value, indent="\t"))
+    assert not accepts_text({}, '{"a":' + "\n" + " " * 9 + "1}")
+    assert accepts_text({}, '{"a":' + "\n" + " " * 9 + "1}", whitespace_max=9)
+    assert not accepts_text({}, '{"a":  1}')  # a run is one space, or a line break + indent
+    assert not accepts_text({}, '{"a":\n\n\n1}')  # no blank-line padding
     assert not accepts_text({}, " 1")  # nothing before or after the value
     assert not accepts_text({}, '{"a": 1}', whitespace_max=0)
 

@@ -11,6 +11,7 @@ import json
 from decimal import Context, Decimal, localcontext
 
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -108,9 +109,19 @@ def test_verdicts_match_jsonschema(schema: object, values: list) -> None:
             assert matches(term, text.encode()) == validator.is_valid(value), (schema, text)
 
 
+def canonical(text: str) -> str:
+    """A decimal with a canonical fraction (``.0`` or no trailing zero), as printed
+    by Python and JavaScript."""
+    if "." not in text:
+        return text
+    whole, fraction = text.split(".")
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
 numbers = st.one_of(
     st.integers(-(10**6), 10**6).map(str),
-    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(lambda d: f"{d:f}"),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(lambda d: canonical(f"{d:f}")),
     st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
 )
 checkers = st.builds(
@@ -175,3 +186,14 @@ def test_bounded_integer_prefixes_are_viable_exactly_when_completable(low, width
     expected = bool(reachable) or any(low <= x <= low + width for x in scaled)
     if value != 0:
         assert checker.viable(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "canonical_form"),
+    [(b"1.50", b"1.5"), (b"2.00", b"2.0"), (b"0.10e3", b"0.1e3"), (b"-3.10", b"-3.1")],
+)
+def test_non_canonical_fractions_are_refused(written: bytes, canonical_form: bytes) -> None:
+    assert not NumberChecker().accepts(written)
+    assert NumberChecker().accepts(canonical_form)
+    assert matches(schema_term({"type": "number"}), canonical_form)
+    assert not matches(schema_term({"type": "number"}), written)

@@ -39,7 +39,11 @@ def test_free_text_after_prefix():
 
 
 def test_fingerprint_depends_on_prefix_and_inner():
-    prints = {Prefixed(b"a").fingerprint, Prefixed(b"b").fingerprint, Prefixed(b"a", fsm.Regex("x")).fingerprint}
+    prints = {
+        Prefixed(b"a").fingerprint,
+        Prefixed(b"b").fingerprint,
+        Prefixed(b"a", fsm.Regex("x")).fingerprint,
+    }
     assert len(prints) == 3
     assert re.fullmatch(r"[0-9a-f]{64}", Prefixed(b"a").fingerprint)
 

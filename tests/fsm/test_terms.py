@@ -46,7 +46,10 @@ def test_intersection_and_complement(p, q, word):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 0x10FFFF), st.integers(0, 3000)), min_size=1, max_size=3), st.integers(0, 0x10FFFF))
+@given(
+    st.lists(st.tuples(st.integers(0, 0x10FFFF), st.integers(0, 3000)), min_size=1, max_size=3),
+    st.integers(0, 0x10FFFF),
+)
 def test_utf8_term_matches_code_point_membership(spans, code_point):
     ranges = normalize_ranges([(lo, min(lo + width, 0x10FFFF)) for lo, width in spans])
     if 0xD800 <= code_point <= 0xDFFF:
@@ -77,7 +80,13 @@ def test_recursive_thunk_balanced_parentheses():
         return repeat(cat(literal(b"("), parens, literal(b")")), 0, None)
 
     parens = thunk("parens", body)
-    for text, ok in [(b"", True), (b"()", True), (b"(())()", True), (b"(()", False), (b")(", False)]:
+    for text, ok in [
+        (b"", True),
+        (b"()", True),
+        (b"(())()", True),
+        (b"(()", False),
+        (b")(", False),
+    ]:
         assert matches(parens, text) == ok
 
 
