@@ -99,7 +99,11 @@ def test_four_generators_chained_in_one_sequence(tiny_model):
         + ss.choice(["red", "blue"], name="color")
         + "\nData: "
         + ss.json(
-            {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+            {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0, "maximum": 99},
+                "maxItems": 3,
+            },
             name="data",
             max_tokens=40,
         )
