@@ -60,15 +60,7 @@ def select(size: int, index: Any, axis: str) -> list[int]:
         if not chosen:
             raise StateIndexError(f"{axis} slice {index} selects no rows of {size}")
         return chosen
-    try:
-        position = operator.index(index)
-    except TypeError:
-        raise StateIndexError(
-            f"{axis} index must be an int or a slice, not {type(index).__name__}"
-        ) from None
-    if not -size <= position < size:
-        raise StateIndexError(f"{axis} index {position} is out of range for size {size}")
-    return [position % size]
+    return [_position(index, size, axis, "size")]
 
 
 def resolve_range(index: Any, length: int, unit: str) -> tuple[int, int]:
@@ -79,13 +71,18 @@ def resolve_range(index: Any, length: int, unit: str) -> tuple[int, int]:
             raise StateIndexError(f"{unit} slices take no step (got {index.step})")
         start, stop, _ = index.indices(length)
         return start, max(start, stop)
+    position = _position(index, length, unit, "length")
+    return position, position + 1
+
+
+def _position(index: Any, size: int, what: str, noun: str) -> int:
+    """An int index within ``size`` items, negatives counted from the end."""
     try:
         position = operator.index(index)
     except TypeError:
         raise StateIndexError(
-            f"{unit} index must be an int or a slice, not {type(index).__name__}"
+            f"{what} index must be an int or a slice, not {type(index).__name__}"
         ) from None
-    if not -length <= position < length:
-        raise StateIndexError(f"{unit} index {position} is out of range for length {length}")
-    position %= length
-    return position, position + 1
+    if not -size <= position < size:
+        raise StateIndexError(f"{what} index {position} is out of range for {noun} {size}")
+    return position % size

@@ -279,12 +279,14 @@ class SchemaCompiler:
         if not isinstance(props, dict) or name not in props:
             return None
         target, _ = self._resolved(f"{pointer}/properties/{escape_token(name)}")
-        if not isinstance(target, dict):
-            return None
-        if "const" in target and "const" not in self._ignored:
-            return [target["const"]]
-        if isinstance(target.get("enum"), list):
-            return target["enum"]
+        return self._listed_values(target) if isinstance(target, dict) else None
+
+    def _listed_values(self, node: dict) -> list | None:
+        """The values a node's ``const`` or ``enum`` lists (None when it lists none)."""
+        if "const" in node and "const" not in self._ignored:
+            return [node["const"]]
+        if isinstance(node.get("enum"), list):
+            return node["enum"]
         return None
 
     # ------------------------------------------------------------------ types
@@ -403,10 +405,9 @@ class SchemaCompiler:
             return []
         if not isinstance(node, dict):
             return None
-        if "const" in node and "const" not in self._ignored:
-            return [node["const"]]
-        if isinstance(node.get("enum"), list):
-            return node["enum"]
+        listed = self._listed_values(node)
+        if listed is not None:
+            return listed
         declared = node.get("type")
         types = [declared] if isinstance(declared, str) else declared
         if isinstance(types, list) and set(types) <= {"boolean", "null"}:
