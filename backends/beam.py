@@ -26,6 +26,7 @@ from backends.generation import (
     Prepared,
     active_index,
     constrained_logits,
+    needed_logits,
     prepare_row,
     span_row,
 )
@@ -72,7 +73,13 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
     prepared = [prepare_row(model, row, generator, plain) for row in state.rows]
     eos = set(model.vocabulary.eos_ids)
 
-    logits, refs = model.runner.forward([(p.kv_base, p.pending_ids) for p in prepared])
+    logits, refs = model.runner.forward(
+        [(p.kv_base, p.pending_ids) for p in prepared],
+        [
+            needed_logits(model, active_index(p, p.constraint_state), p.constraint_state)
+            for p in prepared
+        ],
+    )
     beams = [
         Beam(g, (), (), (p.constraint_state,), detok.start(), ref)
         for g, (p, ref) in enumerate(zip(prepared, refs))
@@ -130,7 +137,11 @@ def beam_search(model: Model, state: SequenceState, generator: Any) -> SequenceS
                 finished[b.group].append((_score(b.total, len(b.tokens), penalty), done))
             break
         logits, refs = model.runner.forward(
-            [(b.ref, np.asarray(b.tokens[-1:], np.int64)) for b in live]
+            [(b.ref, np.asarray(b.tokens[-1:], np.int64)) for b in live],
+            [
+                needed_logits(model, active_index(prepared[b.group], b.states[-1]), b.states[-1])
+                for b in live
+            ],
         )
         beams = [
             Beam(b.group, b.tokens, b.logprobs, b.states, b.detok, ref)

@@ -207,6 +207,15 @@ def constrained_logits(
     return sampling.end_with_refused_mass(logits, allowed, flags, model.end_token)
 
 
+def needed_logits(model: Model, index: Any, state: int | None) -> np.ndarray | None:
+    """The token ids whose logits the next step from ``state`` uses: the allowed ones,
+    or None for all of them (free text; a final state, where the end token takes the
+    mass of every refused token; or ``model.restrict_head`` off)."""
+    if index is None or state is None or not model.restrict_head or index.is_final(state):
+        return None
+    return index.allowed_tokens(state)
+
+
 def choose_tokens(
     logits: torch.Tensor, sampler: Any, generator: torch.Generator | None
 ) -> torch.Tensor:
@@ -270,7 +279,10 @@ def decode(model: Model, state: SequenceState, generator: Any):
     eos = np.asarray(sorted(model.vocabulary.eos_ids), dtype=np.int64)
 
     report = _progress_reporter(model.progress, generator.max_tokens)
-    logits, refs = model.runner.forward([(p.kv_base, p.pending_ids) for p in prepared])
+    logits, refs = model.runner.forward(
+        [(p.kv_base, p.pending_ids) for p in prepared],
+        [needed_logits(model, row.index, row.state) for row in progress],
+    )
     active = list(range(len(progress)))
     for i, ref in zip(active, refs):
         progress[i].ref = ref
@@ -302,7 +314,8 @@ def decode(model: Model, state: SequenceState, generator: Any):
         yield _chunks(progress, state.shape, generator.banned)
         active = still
         if active:
-            logits, refs = model.runner.forward(feeds)
+            needed = [needed_logits(model, progress[i].index, progress[i].state) for i in active]
+            logits, refs = model.runner.forward(feeds, needed)
             for i, ref in zip(active, refs):
                 progress[i].ref = ref
     report(None)
@@ -552,7 +565,7 @@ def _rewind_feed(row: RowProgress) -> tuple[Any, np.ndarray]:
 def _jump_forward(model: Model, row: RowProgress, detok: Detokenizer) -> list[int]:
     """Tokens the constraint forces next (canonical tokenization), appended unsampled."""
     index = row.index
-    if index is None or not getattr(model, "jump_forward", True):
+    if index is None or not model.jump_forward:
         return []
     forced = index.forced_bytes(row.state)
     if not forced:

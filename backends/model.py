@@ -33,9 +33,15 @@ class Model:
         *,
         block_size: int = 16,
         progress: bool | Callable[[int, int], None] = False,
+        jump_forward: bool = True,
+        restrict_head: bool = True,
     ) -> None:
         self.hf_model = hf_model.eval()
         self.progress = progress  # True: a tqdm bar per generation; a callable gets (done, total)
+        # Append the text a constraint forces without sampling it (one forward pass).
+        self.jump_forward = jump_forward
+        # Compute a constrained step's logits for its allowed tokens only (backends.head).
+        self.restrict_head = restrict_head
         self.counters = {"tokens_sampled": 0, "tokens_forced": 0}
         self.tokenizer = tokenizer
         self.runner = ModelRunner(self.hf_model, block_size=block_size)

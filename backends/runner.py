@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from backends.batch_plan import Plan, plan_rows
+from backends.head import head_logits
 from backends.kv_pool import KVPool
 from backends.kvref import KVRef
 from backends.paged_cache import PagedBatch, PagedCache, build_batch
@@ -88,13 +89,21 @@ class ModelRunner:
     def kv_stats(self) -> dict[str, int]:
         return self.pool.kv_stats()
 
-    def forward(self, rows: Sequence[Row]) -> tuple[torch.Tensor, list[KVRef]]:
-        """Logits of each row's last new token `[n_rows, vocab]` and each row's new handle."""
+    def forward(
+        self, rows: Sequence[Row], only: Sequence[np.ndarray | None] | None = None
+    ) -> tuple[torch.Tensor, list[KVRef]]:
+        """Logits of each row's last new token `[n_rows, vocab]` and each row's new handle.
+
+        `only[i]`, when given, lists the token ids whose logits row `i` needs (a
+        constraint's allowed tokens); the head may then skip the others, which come
+        back as -inf (`backends.head`)."""
         if not rows:
             return torch.empty(0, self.vocab_size, device=self.device, dtype=self.dtype), []
         plan, refs, last, _ = self._execute(rows, all_positions=False)
         index = torch.tensor(plan.row_end, device=self.device)
-        return last[index], [refs[s] for s in plan.row_end]
+        with torch.inference_mode():
+            logits = head_logits(last[index], self._head, self.vocab_size, only)
+        return logits, [refs[s] for s in plan.row_end]
 
     def forward_all(self, rows: Sequence[Row]) -> tuple[list[torch.Tensor], list[KVRef]]:
         """Logits of every new token of each row (`[n_new_i, vocab]`) and each row's new handle."""
@@ -109,8 +118,8 @@ class ModelRunner:
     ) -> tuple[Plan, list[KVRef], torch.Tensor, list[torch.Tensor]]:
         """Run every segment of the plan, level by level.
 
-        Returns the plan, each segment's new handle, the last-token logits of the
-        segments that end a row (`[n_segments, vocab]`, rows of other segments
+        Returns the plan, each segment's new handle, the last-token hidden states of
+        the segments that end a row (`[n_segments, E]`, rows of other segments
         undefined) and, with `all_positions`, every segment's per-token logits."""
         bases, tokens = self._check(rows)
         requested = sum((0 if b is None else b.length) + len(t) for b, t in zip(bases, tokens))
@@ -125,7 +134,7 @@ class ModelRunner:
         )
         n_seg = len(plan.segments)
         refs: list[Any] = [None] * n_seg
-        last = torch.empty(n_seg, self.vocab_size, device=self.device, dtype=self.dtype)
+        last: torch.Tensor | None = None
         every: list[Any] = [None] * n_seg
         ends = set(plan.row_end)
         with torch.inference_mode():
@@ -142,7 +151,9 @@ class ModelRunner:
                 if wanted:
                     rows_t = torch.tensor(wanted, device=self.device)
                     cols = torch.tensor([counts[i] - 1 for i in wanted], device=self.device)
-                    last[[level[i] for i in wanted]] = self._head(hidden[rows_t, cols])
+                    if last is None:
+                        last = hidden.new_empty(n_seg, hidden.shape[-1])
+                    last[[level[i] for i in wanted]] = hidden[rows_t, cols]
                 if all_positions:
                     valid = (
                         torch.arange(hidden.shape[1], device=self.device)
@@ -154,6 +165,7 @@ class ModelRunner:
         computed = sum(len(seg.tokens) for seg in plan.segments)
         self.pool.tokens_computed += computed
         self.pool.tokens_reused += requested - computed
+        assert last is not None  # every row ends in some segment
         return plan, refs, last, every
 
     def _run(

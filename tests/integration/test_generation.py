@@ -325,3 +325,21 @@ def test_external_logits_step_keeps_the_constraint(tiny_model):
     driven = _drive_with_own_forward(tiny_model, prompt, generator, 5)
     assert re.fullmatch(r"[0-9]{3}", driven["code"])
     assert completed(driven)
+
+
+@pytest.mark.parametrize("sampler", [ss.greedy(), ss.sample(seed=5), ss.beam(3)])
+def test_restricted_head_changes_no_output(tiny_model, sampler):
+    """Logits of the allowed tokens alone (the default) give the same tokens and
+    log-probabilities as the full head."""
+    prompt = tiny_model(["Pet: ", "Animal: "])
+    generator = ss.json(Pet, max_tokens=40, sampler=sampler)
+    runs = {}
+    try:
+        for restrict in (True, False):
+            tiny_model.restrict_head = restrict
+            runs[restrict] = prompt + generator
+    finally:
+        tiny_model.restrict_head = True
+    assert runs[True].texts == runs[False].texts
+    ours, full = runs[True].logprobs, runs[False].logprobs
+    assert [[pytest.approx(v, abs=1e-4) for v in row] for row in full] == ours
