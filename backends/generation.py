@@ -11,7 +11,7 @@ Beam search has its own loop in ``backends.beam``; both share the pieces here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from backends import sampling
+from backends.progress import Progress
 from fsm.prefixed import Prefixed
 from seqstate.detokenize import Detokenizer, DetokState, decode_tokens
 from seqstate.errors import SeqStateError
@@ -253,12 +254,6 @@ def generate(model: Model, state: SequenceState, generator: Any) -> SequenceStat
             return done.value
 
 
-def stream(model: Model, state: SequenceState, generator: Any) -> Iterator[list[list[str]]]:
-    """Text chunks per row (shaped like the state) after every step."""
-    result = yield from decode(model, state, generator)
-    return result
-
-
 def decode(model: Model, state: SequenceState, generator: Any):
     """The decode loop as a generator of per-step chunks; returns the new state."""
     if state.engine is not model:
@@ -278,7 +273,7 @@ def decode(model: Model, state: SequenceState, generator: Any):
     rng = _rng(generator.sampler, device)
     eos = np.asarray(sorted(model.vocabulary.eos_ids), dtype=np.int64)
 
-    report = _progress_reporter(model.progress, generator.max_tokens)
+    report = Progress(model.progress, generator.max_tokens, unit="tok")
     logits, refs = model.runner.forward(
         [(p.kv_base, p.pending_ids) for p in prepared],
         [needed_logits(model, row.index, row.state) for row in progress],
@@ -310,7 +305,7 @@ def decode(model: Model, state: SequenceState, generator: Any):
                 forced = _jump_forward(model, row, detok)
                 feeds.append((row.ref, np.asarray([token, *forced], dtype=np.int64)))
                 still.append(i)
-        report(max(len(row.tokens) for row in progress))
+        report.update(max(len(row.tokens) for row in progress))
         yield _chunks(progress, state.shape, generator.banned)
         active = still
         if active:
@@ -318,33 +313,13 @@ def decode(model: Model, state: SequenceState, generator: Any):
             logits, refs = model.runner.forward(feeds, needed)
             for i, ref in zip(active, refs):
                 progress[i].ref = ref
-    report(None)
+    report.close()
     model.counters["tokens_forced"] += sum(row.forced for row in progress)
     model.counters["tokens_sampled"] += sum(len(row.tokens) - row.forced for row in progress)
     for row in progress:
         row.chunks.append(detok.finish(row.detok_states[-1])[1].text if row.stop_at is None else "")
     yield _chunks(progress, state.shape, generator.banned)
     return state.with_rows([_result_row(row, plain) for row in progress])
-
-
-def _progress_reporter(progress: Any, total: int) -> Callable[[int | None], None]:
-    """``report(done)`` per step and ``report(None)`` at the end, for the model's
-    ``progress`` setting: off, a tqdm bar, or the user's callable."""
-    if callable(progress):
-        return lambda done: progress(total if done is None else done, total)
-    if not progress:
-        return lambda done: None
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, unit="tok", leave=False)
-
-    def report(done: int | None) -> None:
-        if done is None:
-            bar.close()
-        else:
-            bar.update(done - bar.n)
-
-    return report
 
 
 def _chunks(

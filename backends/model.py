@@ -8,7 +8,7 @@ through ``generate``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -16,7 +16,9 @@ import torch
 import fsm
 from backends.loading import ModelSourceError, load_default_hf, load_hf
 from backends.masks import DeviceMasks
+from backends.progress import Progress
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
+from backends.streaming import Stream
 from fsm.vocabulary import text_bytes
 from seqstate.state import SequenceState
 
@@ -101,15 +103,23 @@ class Model:
 
         return step(self, state, logits, generator, rng=rng)
 
-    def stream(self, state: SequenceState, generator: Any) -> Iterator[list[list[str]]]:
-        """Run ``generator`` on ``state`` and yield text chunks per row as they settle."""
-        from backends.generation import stream
+    def stream(self, state: SequenceState, *parts: Any) -> Stream:
+        """Append ``parts`` (text, states, generators) to ``state`` as ``+`` would,
+        yielding each row's new text as it settles; ``.state`` is the result after the
+        loop (see ``backends.streaming``)."""
+        return Stream(self, state, parts)
 
-        return stream(self, state, generator)
-
-    def index(self, spec: Any) -> fsm.TokenIndex:
-        """The token index of a constraint spec, compiled once per model."""
-        return fsm.compile(spec, self.vocabulary, cache=self.indexes)
+    def index(self, spec: Any, *, eager: bool = False) -> fsm.TokenIndex:
+        """The token index of a constraint spec, compiled once per model. Rows are built
+        lazily as generation visits states; ``eager`` builds every reachable row now
+        (reported through the model's ``progress`` setting)."""
+        if not eager:
+            return fsm.compile(spec, self.vocabulary, cache=self.indexes)
+        report = Progress(self.progress, 1, unit="rows")
+        index = fsm.compile(spec, self.vocabulary, cache=self.indexes)
+        index.build_all(report.update)
+        report.close()
+        return index
 
     def generation_stats(self) -> dict[str, float]:
         """Tokens sampled and tokens forced by jump-forward (cumulative), and the share

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from fsm.automaton import ByteAutomaton
@@ -35,7 +36,9 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
         )
     term: Term = make_term()
     if term is EMPTY:
-        raise InvalidSpec(f"{type(spec).__name__} matches no text at all (contradictory constraint)")
+        raise InvalidSpec(
+            f"{type(spec).__name__} matches no text at all (contradictory constraint)"
+        )
     return DerivativeAutomaton(term, max_states=max_states)
 
 
@@ -46,12 +49,16 @@ def compile(  # noqa: A001 - the public name the issue asks for
     cache: IndexCache | None = None,
     eager: bool = False,
     max_states: int = DEFAULT_MAX_STATES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TokenIndex:
-    """The token index of ``spec`` over ``vocabulary``; built once per cache key."""
+    """The token index of ``spec`` over ``vocabulary``; built once per cache key.
+    ``eager`` builds every reachable row now, reporting to ``progress(done, known)``."""
 
     def build() -> TokenIndex:
         automaton = automaton_of(spec, max_states=max_states)
-        return TokenIndex(automaton, vocabulary, max_states=max_states, eager=eager)
+        return TokenIndex(
+            automaton, vocabulary, max_states=max_states, eager=eager, progress=progress
+        )
 
     if cache is None:
         return build()

@@ -199,7 +199,8 @@ def run(
         start = time.perf_counter()
         try:
             walker = with_budget(
-                compile_budget, lambda: make_walker(schema_term(case.schema, **options)),  # noqa: B023
+                compile_budget,
+                lambda: make_walker(schema_term(case.schema, **options)),  # noqa: B023
             )
         except (UnsupportedSchema, UnsupportedRegex) as error:
             report.per_case.append((case.name, "unsupported", len(case.tests), 0))

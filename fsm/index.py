@@ -23,6 +23,7 @@ returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -48,6 +49,7 @@ class TokenIndex:
         *,
         max_states: int = 200_000,
         eager: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.automaton = automaton
         self.vocabulary = vocabulary
@@ -70,7 +72,7 @@ class TokenIndex:
         self.initial_state = int(automaton.initial)
         self._discover(np.asarray([self.initial_state], np.int32))
         if eager:
-            self.build_all()
+            self.build_all(progress)
 
     # ----------------------------------------------------------------- queries
 
@@ -155,9 +157,10 @@ class TokenIndex:
             rows[state] = row
         return rows
 
-    def build_all(self) -> None:
+    def build_all(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Expand every reachable state, then build the row of every state reachable
-        from the initial one through tokens."""
+        from the initial one through tokens. ``progress(rows built, rows known)`` is
+        called as rows are built (the known count grows while states are found)."""
         todo = [self.initial_state]
         while todo:
             state = todo.pop()
@@ -173,6 +176,8 @@ class TokenIndex:
                 if successor not in queued:
                     queued.add(successor)
                     queue.append(successor)
+            if progress is not None:
+                progress(len(queued) - len(queue), len(queued))
 
     def __repr__(self) -> str:
         return (

@@ -43,7 +43,9 @@ class Prefixed:
             return DerivativeAutomaton(cat(literal(self.prefix), ANY_BYTES), max_states=max_states)
         make_term = getattr(self.inner, "term", None)
         if callable(make_term):
-            return DerivativeAutomaton(cat(literal(self.prefix), make_term()), max_states=max_states)
+            return DerivativeAutomaton(
+                cat(literal(self.prefix), make_term()), max_states=max_states
+            )
         return PrefixedAutomaton(self.prefix, self.inner.automaton(max_states=max_states))
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from fsm.errors import InvalidSpec
 from fsm.grammar import GrammarAutomaton
-from fsm.json_schema import DEFAULT_WHITESPACE_MAX, property_orders, schema_term
+from fsm.json_schema import DEFAULT_WHITESPACE_MAX, KEY_ORDERS, schema_term
 from fsm.json_schema.types import is_python_type, type_schema
 from fsm.regex import regex_term
 from fsm.terms import Term, alt, literal
@@ -100,12 +100,15 @@ class JsonSchema:
     (pydantic model, dataclass, TypedDict, Literal, Enum, builtins and their generic
     forms). ``whitespace_max`` bounds each run of whitespace between tokens;
     ``strict=False`` ignores unsupported keywords with a warning instead of raising
-    ``fsm.UnsupportedSchema``. See docs/json_schema.md.
+    ``fsm.UnsupportedSchema``; ``key_order="schema"`` accepts only objects whose named
+    keys follow the order of ``properties`` (``"any"``, the default, accepts every
+    instance). See docs/json_schema.md.
     """
 
     schema_json: str
     whitespace_max: int
     strict: bool
+    key_order: str
 
     def __init__(
         self,
@@ -113,6 +116,7 @@ class JsonSchema:
         *,
         whitespace_max: int = DEFAULT_WHITESPACE_MAX,
         strict: bool = True,
+        key_order: str = "any",
     ) -> None:
         if isinstance(schema, str):
             try:
@@ -122,9 +126,13 @@ class JsonSchema:
         elif is_python_type(schema):
             schema = type_schema(schema)
         if not isinstance(schema, dict | bool):
-            raise InvalidSpec(f"a JSON schema is an object or a boolean, got {type(schema).__name__}")
+            raise InvalidSpec(
+                f"a JSON schema is an object or a boolean, got {type(schema).__name__}"
+            )
         if not isinstance(whitespace_max, int) or whitespace_max < 0:
             raise InvalidSpec("whitespace_max must be a non-negative int")
+        if key_order not in KEY_ORDERS:
+            raise InvalidSpec(f"key_order must be one of {KEY_ORDERS}, got {key_order!r}")
         try:
             text = json.dumps(schema, ensure_ascii=False)
         except (TypeError, ValueError) as error:
@@ -132,6 +140,7 @@ class JsonSchema:
         object.__setattr__(self, "schema_json", text)
         object.__setattr__(self, "whitespace_max", whitespace_max)
         object.__setattr__(self, "strict", bool(strict))
+        object.__setattr__(self, "key_order", key_order)
 
     @property
     def schema(self) -> dict | bool:
@@ -140,14 +149,20 @@ class JsonSchema:
 
     @property
     def fingerprint(self) -> str:
-        """sha256 of the canonical JSON of the schema (keys sorted) and the options."""
-        payload = {"schema": self.schema, "whitespace_max": self.whitespace_max, "strict": self.strict}
+        """sha256 of the canonical JSON of the schema (keys sorted) and the options;
+        with ``key_order="schema"`` the schema's own key order is part of it."""
+        payload = {
+            "schema": self.schema if self.key_order == "any" else self.schema_json,
+            "whitespace_max": self.whitespace_max,
+            "strict": self.strict,
+            "key_order": self.key_order,
+        }
         return _fingerprint("json_schema", payload)
 
     def term(self) -> Term:
-        return schema_term(self.schema, whitespace_max=self.whitespace_max, strict=self.strict)
-
-    def key_order(self) -> dict[str, list[str]]:
-        """Per object schema (JSON pointer), its property names in schema order: the
-        order generation may prefer, which the constraint itself does not enforce."""
-        return property_orders(self.schema)
+        return schema_term(
+            self.schema,
+            whitespace_max=self.whitespace_max,
+            strict=self.strict,
+            key_order=self.key_order,
+        )

@@ -114,7 +114,15 @@ def _any_continuation(count: int) -> Term:
     return cat(*(byte_range(_CONT_LO, _CONT_HI) for _ in range(count)))
 
 
-_JSON_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_JSON_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
 
 
 def json_escape(code_point: int) -> str:

@@ -32,7 +32,9 @@ def main() -> None:
     model = ss.load_model(device=args.device)
     print(f"loaded {model} in {time.perf_counter() - started:.1f}s")
 
-    prompt = model.chat([{"role": "user", "content": "Describe a famous scientist in a short record."}])
+    prompt = model.chat(
+        [{"role": "user", "content": "Describe a famous scientist in a short record."}]
+    )
     state = (
         prompt
         + "Year of birth: "

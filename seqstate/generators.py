@@ -169,17 +169,21 @@ def json(
     hooks: Iterable[Hook] | None = None,
     heal: bool = True,
     whitespace_max: int | None = None,
+    key_order: str = "schema",
 ) -> SpanGenerator:
     """A JSON value valid under ``schema``: a dict, a JSON string, a pydantic model or a
     Python type. The capture parses to a pydantic instance for models, else to the
-    decoded JSON value."""
+    decoded JSON value.
+
+    Object keys are written in schema order by default (the order of ``properties``
+    and of a pydantic model's fields; optional keys may be left out), which lets every
+    key be forced rather than sampled; ``key_order="any"`` lets the model choose."""
     from fsm.specs import JsonSchema
 
-    spec = (
-        JsonSchema(schema)
-        if whitespace_max is None
-        else JsonSchema(schema, whitespace_max=whitespace_max)
-    )
+    options: dict[str, Any] = {"key_order": key_order}
+    if whitespace_max is not None:
+        options["whitespace_max"] = whitespace_max
+    spec = JsonSchema(schema, **options)
     return SpanGenerator(
         "json",
         spec,

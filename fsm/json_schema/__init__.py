@@ -6,7 +6,7 @@ it. See ``docs/json_schema.md`` for the supported keywords and the documented bo
 
 from __future__ import annotations
 
-from fsm.json_schema.compile import SchemaCompiler, matches
+from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, matches
 from fsm.json_schema.types import type_schema
 from fsm.terms import Term
 
@@ -15,32 +15,30 @@ DEFAULT_WHITESPACE_MAX = 8
 
 
 def schema_term(
-    schema: object, *, whitespace_max: int = DEFAULT_WHITESPACE_MAX, strict: bool = True
+    schema: object,
+    *,
+    whitespace_max: int = DEFAULT_WHITESPACE_MAX,
+    strict: bool = True,
+    key_order: str = "any",
 ) -> Term:
     """The byte strings that are JSON texts of instances of ``schema``.
 
     ``whitespace_max`` bounds each run of whitespace between tokens (no whitespace
     before or after the value); ``strict=False`` ignores unsupported keywords with a
-    warning instead of raising ``fsm.UnsupportedSchema``.
+    warning instead of raising ``fsm.UnsupportedSchema``; ``key_order="schema"``
+    accepts only objects whose named keys follow the schema's order.
     """
-    return SchemaCompiler(schema, whitespace_max=whitespace_max, strict=strict).root_term()
-
-
-def property_orders(schema: object) -> dict[str, list[str]]:
-    """Property names in schema order for every object schema, by JSON pointer.
-
-    Objects accept their keys in any order; this is the order a generator may prefer.
-    """
-    compiler = SchemaCompiler(schema, whitespace_max=0, strict=False)
-    compiler.root_term()
-    return dict(compiler.key_orders)
+    compiler = SchemaCompiler(
+        schema, whitespace_max=whitespace_max, strict=strict, key_order=key_order
+    )
+    return compiler.root_term()
 
 
 __all__ = [
     "DEFAULT_WHITESPACE_MAX",
+    "KEY_ORDERS",
     "SchemaCompiler",
     "matches",
-    "property_orders",
     "schema_term",
     "type_schema",
 ]

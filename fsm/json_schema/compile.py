@@ -58,6 +58,9 @@ from fsm.terms import (
     thunk,
 )
 
+KEY_ORDERS = ("any", "schema")
+"""Object key orders a schema compiles to: any order, or the order of ``properties``."""
+
 _APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
 
 
@@ -79,7 +82,9 @@ def _number(value: object) -> Decimal | None:
 class SchemaCompiler:
     """Compiles the nodes of one root schema to terms, each once."""
 
-    def __init__(self, schema: object, *, whitespace_max: int, strict: bool) -> None:
+    def __init__(
+        self, schema: object, *, whitespace_max: int, strict: bool, key_order: str = "any"
+    ) -> None:
         if not isinstance(schema, dict | bool):
             raise InvalidSpec(
                 f"a JSON schema is an object or a boolean, got {type(schema).__name__}"
@@ -88,11 +93,15 @@ class SchemaCompiler:
         self.refs = RefResolver(schema, self.draft)
         self.ws_max = whitespace_max
         self.strict = strict
-        text = json.dumps([schema, whitespace_max, strict], sort_keys=True, ensure_ascii=False)
+        if key_order not in KEY_ORDERS:
+            raise InvalidSpec(f"key_order must be one of {KEY_ORDERS}, got {key_order!r}")
+        self.ordered_keys = key_order == "schema"
+        text = json.dumps(
+            [schema, whitespace_max, strict, key_order], sort_keys=True, ensure_ascii=False
+        )
         self.uid = hashlib.sha256(text.encode()).hexdigest()[:24]
         self.any = any_value(whitespace_max)
         self._ignored = ignored_by_draft(self.draft)
-        self.key_orders: dict[str, list[str]] = {}
         self._terms: dict[str, Term] = {}
         self._active: dict[str, int] = {}
         self._guards = 0
@@ -443,7 +452,6 @@ class SchemaCompiler:
             if value is EMPTY and key in required:
                 return EMPTY
             named.append((key, value))
-        self.key_orders[pointer] = list(props)
         shape = ObjectShape(
             key=(self.uid, pointer),
             named=tuple(named),
@@ -453,6 +461,7 @@ class SchemaCompiler:
             max_properties=count(node.get("maxProperties"), None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
             ws_max=self.ws_max,
+            ordered=self.ordered_keys,
         )
         return object_term(shape)
 

@@ -1,11 +1,17 @@
-"""JSON objects whose keys come in any order, each named key at most once.
+"""JSON objects: named keys at most once each, in any order or in schema order.
 
 An object body is a thunk keyed by what has been read so far (the named keys used,
-the count of other keys when ``minProperties``/``maxProperties`` need it, whether a
-member was read yet). It expands to: close the object (when every required key is
-there), or read one more member: an unused named key with its value schema, or any
-other key allowed by ``additionalProperties``/``patternProperties`` with the value
-schema that key gets.
+the position after the last named key in schema order, the count of other keys when
+``minProperties``/``maxProperties`` need it, whether a member was read yet). It
+expands to: close the object (when every required key is there), or read one more
+member: an unused named key with its value schema, or any other key allowed by
+``additionalProperties``/``patternProperties`` with the value schema that key gets.
+
+With ``ordered`` shapes the named keys come in schema order: after a named key only
+later ones may follow, and a required key cannot be skipped. That accepts fewer texts
+(the instances whose named keys are in order) and lets generation force every key
+once the previous value ends, as other structured-generation libraries do. Other keys
+may come anywhere.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ class ObjectShape:
     max_properties: int | None = None
     dependent_required: tuple[tuple[str, frozenset[str]], ...] = ()
     ws_max: int = 0
+    ordered: bool = False
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
@@ -47,13 +54,15 @@ def member(key: Term, value: Term, ws_max: int) -> Term:
 
 def object_term(shape: ObjectShape) -> Term:
     """``{`` ws body."""
-    return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, True))
+    return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
 
 
-def _body(shape: ObjectShape, used: frozenset[str], extra: int, first: bool) -> Term:
+def _body(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
+    """``after``: index in ``shape.named`` where the next named key may start (always
+    0 for unordered shapes)."""
     return thunk(
-        ("object-body", shape.key, used, extra, first),
-        lambda: _expand(shape, used, extra, first),
+        ("object-body", shape.key, used, after, extra, first),
+        lambda: _expand(shape, used, after, extra, first),
     )
 
 
@@ -63,22 +72,25 @@ def _closable(shape: ObjectShape, used: frozenset[str], count: int) -> bool:
     return all(deps <= used for name, deps in shape.dependent_required if name in used)
 
 
-def _expand(shape: ObjectShape, used: frozenset[str], extra: int, first: bool) -> Term:
+def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
     ws = whitespace(shape.ws_max)
     count = len(used) + extra
     options = [literal(b"}")] if _closable(shape, used, count) else []
     if shape.max_properties is not None and count >= shape.max_properties:
         return alt(*options)
     separator = EPS if first else cat(literal(b","), ws)
-    for name, value in shape.named:
+    for position in range(after, len(shape.named)):
+        name, value = shape.named[position]
         if name in used or value is EMPTY:
             continue
         key = literal(encode_string(name))
-        rest = _body(shape, used | {name}, extra, False)
+        rest = _body(shape, used | {name}, position + 1 if shape.ordered else 0, extra, False)
         options.append(cat(separator, member(key, value, shape.ws_max), ws, rest))
+        if shape.ordered and name in shape.required:
+            break  # a required key cannot be skipped
     if shape.other_member is not EMPTY:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
-        rest = _body(shape, used, more, False)
+        rest = _body(shape, used, after, more, False)
         options.append(cat(separator, shape.other_member, ws, rest))
     return alt(*options)
 

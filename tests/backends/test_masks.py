@@ -24,6 +24,11 @@ def test_gathered_masks_equal_index_bitmasks_as_the_table_grows(smol_tokenizer):
         seen.append(state)
     allowed = masks.allowed([index, None], [index.initial_state, None], vocabulary.size)
     assert allowed.shape == (2, vocabulary.size)
-    assert torch.equal(allowed[0], unpack_bitmask(torch.from_numpy(index.bitmask(index.initial_state))[None], vocabulary.size)[0])
+    assert torch.equal(
+        allowed[0],
+        unpack_bitmask(torch.from_numpy(index.bitmask(index.initial_state))[None], vocabulary.size)[
+            0
+        ],
+    )
     assert allowed[1].all()
     assert masks.allowed([None], [None], vocabulary.size) is None

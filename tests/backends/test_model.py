@@ -34,7 +34,9 @@ def test_exposes_tokenizer_and_transformers_model(model, smol_tokenizer, tiny_hf
 def test_chat_uses_the_template(model, smol_tokenizer):
     messages = [{"role": "user", "content": "Hi there"}]
     state = model.chat(messages)
-    expected = smol_tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    expected = smol_tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
     assert str(state) == expected
     assert model.chat([messages, messages]).shape == (2, 1)
 
@@ -75,3 +77,14 @@ def test_second_default_load_reads_the_converted_cache(monkeypatch):
     model = load_model(device="cpu")
     assert model.hf_model.config.model_type == "llama"
     assert model.hf_model.config.num_hidden_layers == 30
+
+
+def test_eager_index_reports_progress_through_the_model_setting(model):
+    seen = []
+    model.progress = lambda done, total: seen.append((done, total))
+    try:
+        index = model.index(ss.regex(r"[ab]{1,3}c").constraint, eager=True)
+    finally:
+        model.progress = False
+    assert seen and seen[-1] == (index.num_rows_built, index.num_rows_built)
+    assert all(done <= total for done, total in seen)

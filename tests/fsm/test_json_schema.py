@@ -11,9 +11,11 @@ import warnings
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fsm
-from fsm.json_schema import matches, property_orders, schema_term
+from fsm.json_schema import matches, schema_term
 
 
 def accepts(schema: object, instance: object, **options: object) -> bool:
@@ -50,6 +52,46 @@ def test_object_keys_in_any_order_each_named_key_once() -> None:
     assert accepts(PERSON, {"age": 3, "name": "a"})
     assert not accepts_text(PERSON, '{"name": "a", "name": "b"}')
     assert not accepts(PERSON, {"age": 3})
+
+
+ORDERED = {
+    "type": "object",
+    "properties": {
+        "a": {"type": "integer"},
+        "b": {"type": "integer"},
+        "c": {"type": "integer"},
+        "d": {"type": "integer"},
+    },
+    "required": ["a", "c"],
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.permutations(["a", "b", "c", "d", "x"]).flatmap(
+        lambda keys: st.lists(st.sampled_from(keys), unique=True).map(
+            lambda chosen: [k for k in keys if k in chosen]
+        )
+    )
+)
+def test_schema_key_order_accepts_exactly_the_valid_instances_in_order(keys) -> None:
+    """``key_order="schema"``: valid instances whose named keys follow the schema order
+    (other keys anywhere); "any" accepts every valid instance."""
+    instance = {k: 1 for k in keys}
+    named = [k for k in keys if k != "x"]
+    valid = jsonschema.Draft202012Validator(ORDERED).is_valid(instance)
+    assert accepts(ORDERED, instance) == valid
+    assert accepts(ORDERED, instance, key_order="schema") == (valid and named == sorted(named))
+
+
+def test_schema_key_order_is_part_of_the_fingerprint() -> None:
+    swapped = {**ORDERED, "properties": dict(reversed(ORDERED["properties"].items()))}
+    assert fsm.JsonSchema(ORDERED).fingerprint == fsm.JsonSchema(swapped).fingerprint
+    ours = fsm.JsonSchema(ORDERED, key_order="schema")
+    assert ours.fingerprint != fsm.JsonSchema(swapped, key_order="schema").fingerprint
+    assert ours.fingerprint != fsm.JsonSchema(ORDERED).fingerprint
+    with pytest.raises(fsm.InvalidSpec):
+        fsm.JsonSchema(ORDERED, key_order="sorted")
 
 
 def test_additional_properties_absent_allows_any_value() -> None:
@@ -101,10 +143,6 @@ def test_dependent_required_and_schemas() -> None:
     agrees_with_oracle(
         schema, [{}, {"card": 1}, {"card": 1, "billing": 2}, {"a": 1}, {"a": 1, "b": 2}, "x"]
     )
-
-
-def test_property_orders_follow_the_schema() -> None:
-    assert property_orders(PERSON) == {"": ["name", "age"]}
 
 
 # ------------------------------------------------------------------ whitespace

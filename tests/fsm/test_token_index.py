@@ -411,3 +411,16 @@ def test_rows_of_compiled_regexes_on_smol(smol_vocab, pattern):
         if not text:
             break
         state = index.next_state(state, text[len(text) // 2])
+
+
+@settings(max_examples=30, deadline=None)
+@given(automata(), vocabularies())
+def test_build_all_reports_progress_up_to_every_row(automaton, vocab):
+    seen: list[tuple[int, int]] = []
+    index = TokenIndex(
+        automaton, vocab, eager=True, progress=lambda done, known: seen.append((done, known))
+    )
+    assert seen, "at least the initial row is reported"
+    assert all(0 < done <= known for done, known in seen)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert seen[-1][0] == seen[-1][1] == index.num_rows_built

@@ -214,15 +214,31 @@ def test_rewind_then_resume_continues_the_constraint(tiny_model):
 
 def test_stream_yields_chunks_that_add_up(tiny_model):
     prompt = tiny_model("Stream:")
-    pieces = []
-    steps = tiny_model.stream(prompt, ss.gen(max_tokens=8, stop="\n\n"))
-    while True:
-        try:
-            pieces.append(next(steps)[0][0])
-        except StopIteration as done:
-            final = done.value
-            break
-    assert "".join(pieces) == str(final)[len(str(prompt)) :]
+    stream = tiny_model.stream(prompt, ss.gen(max_tokens=8, stop="\n\n"))
+    pieces = [chunks[0][0] for chunks in stream]
+    assert len(pieces) > 1
+    assert "".join(pieces) == str(stream.state)[len(str(prompt)) :]
+
+
+def test_stream_of_a_chained_program_equals_the_sum(tiny_model):
+    prompt = tiny_model(["A ", "B "])
+    parts = ("Year: ", ss.regex(r"19[0-9]{2}", name="y"), "; pick ", ss.choice(["x", "y"]))
+    stream = tiny_model.stream(prompt, *parts)
+    pieces = [["", ""]]
+    for chunks in stream:
+        pieces.append([pieces[-1][b] + chunks[b][0] for b in range(2)])
+    expected = prompt + parts[0] + parts[1] + parts[2] + parts[3]
+    assert stream.state.texts == expected.texts
+    assert [str(prompt[b, 0]) + pieces[-1][b] for b in range(2)] == [t[0] for t in expected.texts]
+    assert "Year: " in pieces[1][0] and pieces[1] == ["Year: ", "Year: "]
+
+
+def test_stream_of_a_beam_search_yields_every_beam_at_the_end(tiny_model):
+    prompt = tiny_model("Beam")
+    stream = tiny_model.stream(prompt, ss.gen(max_tokens=4, sampler=ss.beam(3), heal=False))
+    chunks = list(stream)
+    assert stream.state.shape == (1, 3)
+    assert chunks == [[[text[len("Beam") :] for text in stream.state.texts[0]]]]
 
 
 def test_dropping_states_returns_every_block(tiny_model):

@@ -1,0 +1,40 @@
+"""Progress reporting for long work (generations, eager index builds).
+
+A model's ``progress`` setting is ``False`` (silent, the default), ``True`` (a tqdm
+bar) or a callable that receives ``(done, total)`` after every update and
+``(total, total)`` when the work ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+ProgressSetting = bool | Callable[[int, int], None]
+
+
+class Progress:
+    """One piece of work reported through a progress setting; ``total`` may grow."""
+
+    def __init__(self, setting: ProgressSetting, total: int, unit: str) -> None:
+        self.setting, self.total = setting, total
+        self._bar: Any = None
+        if setting is True:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, unit=unit, leave=False)
+
+    def update(self, done: int, total: int | None = None) -> None:
+        if total is not None:
+            self.total = total
+        if self._bar is not None:
+            self._bar.total = self.total
+            self._bar.update(done - self._bar.n)
+        elif callable(self.setting):
+            self.setting(done, self.total)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif callable(self.setting):
+            self.setting(self.total, self.total)
