@@ -37,7 +37,7 @@ class ArrayShape:
 
 
 def array_term(shape: ArrayShape) -> Term:
-    """``[`` ws body."""
+    """``[`` ws body; the body closes with ws ``]`` (just ``]`` before any item)."""
     start = frozenset() if shape.unique_values is not None else 0
     return cat(literal(b"["), whitespace(shape.ws_max), _body(shape, start, 0, True))
 
@@ -66,7 +66,7 @@ def _expand(shape: ArrayShape, position: int | frozenset[int], matched: int, fir
     count = len(position) if isinstance(position, frozenset) else position
     options = []
     if count >= shape.min_items and _contains_ok(shape, matched):
-        options.append(literal(b"]"))
+        options.append(literal(b"]") if first else cat(ws, literal(b"]")))
     if shape.max_items is not None and count >= shape.max_items:
         return alt(*options)
     separator = EPS if first else cat(literal(b","), ws)
@@ -75,7 +75,7 @@ def _expand(shape: ArrayShape, position: int | frozenset[int], matched: int, fir
             continue
         for term, now_matched in _split_contains(shape, item, matched):
             rest = _body(shape, after, now_matched, False)
-            options.append(cat(separator, term, ws, rest))
+            options.append(cat(separator, term, rest))
     return alt(*options)
 
 

@@ -31,10 +31,10 @@ from fsm.json_schema.json_text import (
     any_array,
     any_object,
     any_value,
+    colon,
     encode_string,
     string_except,
     string_of,
-    whitespace,
 )
 from fsm.json_schema.keywords import KEYWORDS_OF_TYPE, REFUSED, TYPES, ignored_by_draft
 from fsm.json_schema.numbers import NumberChecker
@@ -52,7 +52,6 @@ from fsm.terms import (
     derivative,
     first_bytes,
     intersect,
-    literal,
     nullable,
     star,
     thunk,
@@ -517,10 +516,9 @@ class SchemaCompiler:
             key = intersect(key, names)
         if not patterns:
             return EMPTY if additional is EMPTY else member(key, additional, self.ws_max)
-        ws = whitespace(self.ws_max)
 
         def rest(value: Term) -> Term:
-            return cat(ws, literal(b":"), ws, value)
+            return cat(colon(self.ws_max), value)
 
         def outside(content: Term) -> Term:
             return string_of(intersect(star(JSON_CHAR), complement(content)))

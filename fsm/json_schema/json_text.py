@@ -20,7 +20,6 @@ from fsm.terms import (
     cat,
     literal,
     opt,
-    plus,
     repeat,
     star,
     thunk,
@@ -46,7 +45,13 @@ _INT = cat(opt(literal(b"-")), alt(literal(b"0"), cat(byte_range(0x31, 0x39), st
 _FRACTION = cat(literal(b"."), alt(literal(b"0"), cat(star(_DIGIT), byte_range(0x31, 0x39))))
 """A canonical fraction, as Python and JavaScript print numbers: ``.0`` or no trailing
 zero. It loses no ``json.dumps`` output and keeps a model from padding zeros forever."""
-_EXPONENT = cat(byte_set(b"eE"), opt(byte_set(b"+-")), plus(_DIGIT))
+_EXPONENT = cat(
+    byte_set(b"eE"),
+    opt(byte_set(b"+-")),
+    alt(cat(literal(b"0"), byte_range(0x31, 0x39)), cat(byte_range(0x31, 0x39), star(_DIGIT))),
+)
+"""A canonical exponent: no leading zero except Python's two-digit form (``1e-05``),
+and never zero (``1e0`` is written ``1.0``), so a model cannot pad zeros forever."""
 INTEGER_LITERAL = _INT
 """An integer written without fraction or exponent."""
 NUMBER = cat(_INT, opt(_FRACTION), opt(_EXPONENT))
@@ -56,9 +61,9 @@ INTEGRAL_NUMBER = cat(_INT, opt(literal(b".0")))
 
 
 def whitespace(max_len: int) -> Term:
-    """One run of JSON whitespace as writers lay it out: nothing, one space
-    (``json.dumps`` separators), or one line break followed by at most ``max_len``
-    spaces or tabs of indentation. ``max_len=0`` allows no whitespace at all.
+    """The whitespace after ``{``, ``[`` and ``,`` and before ``}`` and ``]``, as
+    writers lay it out: nothing, one space, or one line break followed by at most
+    ``max_len`` spaces or tabs of indentation. ``max_len=0`` allows none at all.
 
     Bounding the shape, not only the length, keeps a model from padding a document
     with blank lines while still accepting compact, default and indented output."""
@@ -66,6 +71,15 @@ def whitespace(max_len: int) -> Term:
         return EPS
     newline = cat(opt(literal(b"\r")), literal(b"\n"), repeat(byte_set(b" \t"), 0, max_len))
     return alt(EPS, literal(b" "), newline)
+
+
+def colon(max_len: int) -> Term:
+    """The ``:`` between a key and its value: no whitespace before it, then nothing or
+    one space (``json.dumps`` writes ``": "``, compact writers ``":"``; ``max_len=0``
+    allows only the latter). Whitespace never comes before ``:`` or ``,``, so once a
+    key is known its ``":`` is forced, and after a value the choice is ``,`` or the
+    close, not how much space to write first."""
+    return literal(b":") if max_len == 0 else cat(literal(b":"), opt(literal(b" ")))
 
 
 def string_of(content: Term) -> Term:
@@ -137,16 +151,16 @@ def _any_value_body(ws_max: int) -> Term:
 def any_array(ws_max: int) -> Term:
     """Any JSON array."""
     ws, value = whitespace(ws_max), any_value(ws_max)
-    rest = star(cat(literal(b","), ws, value, ws))
-    return cat(literal(b"["), ws, alt(literal(b"]"), cat(value, ws, rest, literal(b"]"))))
+    rest = star(cat(literal(b","), ws, value))
+    return cat(literal(b"["), ws, alt(literal(b"]"), cat(value, rest, ws, literal(b"]"))))
 
 
 def any_object(ws_max: int) -> Term:
     """Any JSON object (duplicate keys included, as JSON allows them)."""
     ws = whitespace(ws_max)
-    member = cat(ANY_STRING, ws, literal(b":"), ws, any_value(ws_max), ws)
+    member = cat(ANY_STRING, colon(ws_max), any_value(ws_max))
     rest = star(cat(literal(b","), ws, member))
-    return cat(literal(b"{"), ws, alt(literal(b"}"), cat(member, rest, literal(b"}"))))
+    return cat(literal(b"{"), ws, alt(literal(b"}"), cat(member, rest, ws, literal(b"}"))))
 
 
 def sequence(items: list[Term], ws_max: int, open_: bytes, close: bytes) -> Term:
@@ -154,8 +168,8 @@ def sequence(items: list[Term], ws_max: int, open_: bytes, close: bytes) -> Term
     ws = whitespace(ws_max)
     if not items:
         return cat(literal(open_), ws, literal(close))
-    parts: list[Term] = [literal(open_), ws, items[0], ws]
+    parts: list[Term] = [literal(open_), ws, items[0]]
     for item in items[1:]:
-        parts += [literal(b","), ws, item, ws]
-    parts.append(literal(close))
+        parts += [literal(b","), ws, item]
+    parts += [ws, literal(close)]
     return cat(*parts)

@@ -18,8 +18,11 @@ from decimal import Context, Decimal, InvalidOperation, localcontext
 MAX_EXPONENT = 1100
 """Numbers whose decimal exponent exceeds this (beyond any float) are not accepted."""
 
-_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.(?:0|[0-9]*[1-9]))?(?:[eE][+-]?[0-9]+)?")
-"""JSON numbers with a canonical fraction (``.0`` or no trailing zero; see json_text)."""
+_NUMBER = re.compile(
+    rb"-?(?:0|[1-9][0-9]*)(?:\.(?:0|[0-9]*[1-9]))?(?:[eE][+-]?(?:0[1-9]|[1-9][0-9]*))?"
+)
+"""JSON numbers with a canonical fraction and exponent (see json_text)."""
+_EXPONENT_PREFIX = re.compile(rb"|0|0[1-9]|[1-9][0-9]*")
 _INTEGER_SYNTAX = re.compile(rb"-?(?:0|[1-9][0-9]*)")
 _PREFIX = re.compile(
     rb"(?P<sign>-?)(?:(?P<int>0|[1-9][0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
@@ -191,6 +194,8 @@ class NumberChecker:
         )
         if match["dot"] and not _NUMBER.fullmatch(match["int"] + b"." + match["frac"]):
             return False  # an exponent only follows a complete, canonical fraction
+        if not _EXPONENT_PREFIX.fullmatch(match["exp"]):
+            return False
         if not mantissa:
             return self._value_ok(mantissa)
         signs = [match["esign"]] if match["esign"] else [b"+", b"-"]
@@ -206,14 +211,14 @@ class NumberChecker:
 
 
 def _exponents_with_prefix(prefix: str) -> Iterator[int]:
-    """Exponent values whose digits start with ``prefix`` (leading zeros allowed), small first."""
+    """Exponent values whose canonical digits start with ``prefix``, small first."""
     if not prefix:
-        yield from range(MAX_EXPONENT + 1)
+        yield from range(1, MAX_EXPONENT + 1)
+        return
+    if prefix == "0":  # Python's two-digit form: 01..09
+        yield from range(1, 10)
         return
     base = int(prefix)
-    if base == 0:  # leading zeros: any further digits give any value
-        yield from range(MAX_EXPONENT + 1)
-        return
     span = 1
     while base * span <= MAX_EXPONENT:
         yield from range(base * span, min(base * span + span, MAX_EXPONENT + 1))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from fsm.json_schema.json_text import encode_string, whitespace
+from fsm.json_schema.json_text import colon, encode_string, whitespace
 from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
 
 
@@ -28,7 +28,7 @@ class ObjectShape:
     """What an object may hold; ``key`` identifies the shape in thunk keys.
 
     ``named``: (key, value term) in schema order, value ``EMPTY`` when the key is
-    forbidden; ``other_member``: the term of one member ``"key" ws : ws value`` whose
+    forbidden; ``other_member``: the term of one member ``"key": value`` whose
     key is none of the named ones (``EMPTY``: no other key allowed).
     """
 
@@ -47,13 +47,12 @@ class ObjectShape:
 
 
 def member(key: Term, value: Term, ws_max: int) -> Term:
-    """``key ws : ws value``."""
-    ws = whitespace(ws_max)
-    return cat(key, ws, literal(b":"), ws, value)
+    """``key: value`` (see ``json_text.colon``)."""
+    return cat(key, colon(ws_max), value)
 
 
 def object_term(shape: ObjectShape) -> Term:
-    """``{`` ws body."""
+    """``{`` ws body; the body closes with ws ``}`` (just ``}`` before any member)."""
     return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
 
 
@@ -75,7 +74,11 @@ def _closable(shape: ObjectShape, used: frozenset[str], count: int) -> bool:
 def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
     ws = whitespace(shape.ws_max)
     count = len(used) + extra
-    options = [literal(b"}")] if _closable(shape, used, count) else []
+    options = (
+        [literal(b"}") if first else cat(ws, literal(b"}"))]
+        if _closable(shape, used, count)
+        else []
+    )
     if shape.max_properties is not None and count >= shape.max_properties:
         return alt(*options)
     separator = EPS if first else cat(literal(b","), ws)
@@ -85,13 +88,13 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
             continue
         key = literal(encode_string(name))
         rest = _body(shape, used | {name}, position + 1 if shape.ordered else 0, extra, False)
-        options.append(cat(separator, member(key, value, shape.ws_max), ws, rest))
+        options.append(cat(separator, member(key, value, shape.ws_max), rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped
     if shape.other_member is not EMPTY:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
         rest = _body(shape, used, after, more, False)
-        options.append(cat(separator, shape.other_member, ws, rest))
+        options.append(cat(separator, shape.other_member, rest))
     return alt(*options)
 
 

@@ -154,12 +154,29 @@ def test_whitespace_dumps_compact_and_bounded() -> None:
     assert accepts_text({}, json.dumps(value, separators=(",", ":")))
     assert accepts_text({}, json.dumps(value, indent=2))
     assert accepts_text({}, json.dumps(value, indent="\t"))
-    assert not accepts_text({}, '{"a":' + "\n" + " " * 9 + "1}")
-    assert accepts_text({}, '{"a":' + "\n" + " " * 9 + "1}", whitespace_max=9)
+    assert accepts_text({}, '{ "a": [ 1 ] }')
+    deep = '{"a": 1,' + "\n" + " " * 9 + '"b": 2}'
+    assert not accepts_text({}, deep)
+    assert accepts_text({}, deep, whitespace_max=9)
     assert not accepts_text({}, '{"a":  1}')  # a run is one space, or a line break + indent
-    assert not accepts_text({}, '{"a":\n\n\n1}')  # no blank-line padding
+    assert not accepts_text({}, '{"a": 1,\n\n\n"b": 2}')  # no blank-line padding
     assert not accepts_text({}, " 1")  # nothing before or after the value
     assert not accepts_text({}, '{"a": 1}', whitespace_max=0)
+
+
+@pytest.mark.parametrize("schema", [{}, PERSON, {"type": "array", "items": {"type": "integer"}}])
+def test_no_whitespace_before_separators_and_at_most_a_space_after_the_colon(schema) -> None:
+    for text in (
+        '{"name" : "x"}',
+        '{"name": "x" , "age": 1}',
+        '{"name":\n"x"}',
+        "[1 , 2]",
+        '{"name": "x"\n, "age": 1}',
+    ):
+        assert not accepts_text(schema, text), text
+    for text in ('{"name":"x"}', '{"name": "x",\n  "age": 1\n}', "[1, 2]", "[\n  1,\n  2\n]"):
+        valid = jsonschema.Draft202012Validator(schema).is_valid(json.loads(text))
+        assert accepts_text(schema, text) == valid, text
 
 
 # ------------------------------------------------------------------ values
@@ -186,6 +203,16 @@ def test_type_lists_and_nullable_unions() -> None:
 def test_number_bounds_exact() -> None:
     schema = {"type": "number", "minimum": 1.5, "exclusiveMaximum": 10}
     agrees_with_oracle(schema, [1.5, 1.4999, 9.999, 10, 10.0, 15e-1, 1e1, -3, 0, "x"])
+
+
+@pytest.mark.parametrize("schema", [{"type": "number"}, {"type": "number", "maximum": 1e300}])
+def test_exponents_are_canonical(schema) -> None:
+    """Every exponent Python or JavaScript prints is accepted; zero padding is not."""
+    for text in ("1e-05", "1e+16", "1.5e+300", "2E-7", "1e21", "-3e-310"):
+        within = "maximum" not in schema or float(text) <= schema["maximum"]
+        assert accepts_text(schema, text) == within, text
+    for text in ("1e0", "1e00", "1e005", "1e-005", "1E+010"):
+        assert not accepts_text(schema, text), text
 
 
 def test_draft4_boolean_exclusive_bounds() -> None:
