@@ -917,7 +917,8 @@ def report(
         f"Median of {args.reps} interleaved repetitions after one warm-up compile of an unrelated "
         "regex and schema; `ours lazy 1st` is the first compile of that spec in the process. "
         "Objects are closed (`additionalProperties: false`) so all engines constrain to the same keys; "
-        "whitespace differs (ours: up to 8 JSON whitespace bytes, keys in any order; outlines-core: "
+        "whitespace differs (ours: the `json.dumps` layouts, indentation up to 8 bytes, keys in any "
+        "order; outlines-core: "
         "`[ ]?`, schema order; xgrammar and llguidance: their defaults).",
         "### Compile time, fixed specs\n\n" + compile_table(workers, fixed),
         "### Mask per token, fixed specs\n\n"
