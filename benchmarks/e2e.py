@@ -10,9 +10,11 @@
     ours / best outlines backend.
 (b) constrained beam search, ``ss.regex(..., sampler=ss.beam(4))`` vs transformers'
     unconstrained ``generate(num_beams=4)`` for the same number of new tokens.
+(c) with ``--ablation``: ours with each speed feature turned off in turn (restricted
+    head, jump-forward, schema key order), interleaved, on the same prompts.
 
     .venv/bin/python benchmarks/e2e.py [--max-tokens 96] [--warm-runs 1]
-        [--beam-tokens 24] [--beam-runs 5] [--no-write]
+        [--beam-tokens 24] [--beam-runs 5] [--ablation] [--no-write]
 """
 
 from __future__ import annotations
@@ -255,6 +257,66 @@ def run_beam(model: Any, args: argparse.Namespace) -> dict[str, list[tuple[int, 
     return results
 
 
+ABLATIONS: dict[str, tuple[dict[str, bool], str]] = {
+    "all on (default)": ({}, "schema"),
+    "restrict_head=False": ({"restrict_head": False}, "schema"),
+    "jump_forward=False": ({"jump_forward": False}, "schema"),
+    'key_order="any"': ({}, "any"),
+}
+
+
+def run_ablation(
+    model: Any, args: argparse.Namespace
+) -> tuple[dict[str, Tally], dict[str, list[str]]]:
+    """Ours with one feature off at a time; variants interleaved prompt by prompt.
+    Returns the tallies and each variant's texts (prompt order)."""
+    tallies = {label: Tally() for label in ABLATIONS}
+    texts: dict[str, list[str]] = {label: [] for label in ABLATIONS}
+    for schema in SCHEMAS.values():  # compile outside the timings
+        for key_order in {order for _, order in ABLATIONS.values()}:
+            model.index(ss.json(schema, key_order=key_order).constraint)
+    for schema_name, schema in SCHEMAS.items():
+        for template in PROMPTS:
+            msgs = messages(schema_name, template)
+            for label, (switches, key_order) in ABLATIONS.items():
+                generator = ss.json(
+                    schema, max_tokens=args.max_tokens, sampler=ss.greedy(), key_order=key_order
+                )
+                for attribute, value in switches.items():
+                    setattr(model, attribute, value)
+                try:
+                    state = model.chat(msgs)
+                    seconds, out = timed(generator, state)
+                finally:
+                    for attribute in switches:
+                        setattr(model, attribute, True)
+                text = str(out)[len(str(state)) :]
+                tallies[label].add(schema, text, count_tokens(model.tokenizer, text), seconds)
+                texts[label].append(text)
+    return tallies, texts
+
+
+def ablation_table(tallies: dict[str, Tally], texts: dict[str, list[str]]) -> str:
+    default = next(iter(ABLATIONS))
+    base = tallies[default]
+    rows = []
+    for label, t in tallies.items():
+        same = sum(a == b for a, b in zip(texts[label], texts[default]))
+        rows.append(
+            [
+                label,
+                f"{t.valid}/{t.runs}",
+                t.tokens,
+                fmt(t.tokens_per_s, 2),
+                fmt(t.tokens_per_s / base.tokens_per_s, 2),
+                f"{same}/{t.runs}",
+            ]
+        )
+    return markdown_table(
+        ["variant", "valid", "tokens", "tokens/s", "vs default", "same text as default"], rows
+    )
+
+
 def json_tables(runners: list[Any], tallies: dict[str, Tally]) -> str:
     headers = ["engine", "valid", "generated tokens", "warm s", "tokens/s", "median run tok/s"]
     headers += [f"compile {name} (s)" for name in SCHEMAS] + ["first run, median (s)"]
@@ -326,6 +388,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--beam-tokens", type=int, default=24, help="new tokens per beam search")
     parser.add_argument("--beam-runs", type=int, default=5, help="timed beam searches per engine")
     parser.add_argument(
+        "--ablation", action="store_true", help="also time ours with each speed feature off"
+    )
+    parser.add_argument(
         "--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone"
     )
     return parser.parse_args()
@@ -341,7 +406,8 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - keep the JSON figures if the beam part fails
         print(f"beam search part failed: {type(error).__name__}: {error}")
         beam = None
-    body = report(args, runners, tallies, beam)
+    ablation = run_ablation(model, args) if args.ablation else None
+    body = report(args, runners, tallies, beam, ablation)
     print(body)
     for name, t in tallies.items():
         for failure in t.failures:
@@ -352,7 +418,11 @@ def main() -> None:
 
 
 def report(
-    args: argparse.Namespace, runners: list[Any], tallies: dict[str, Tally], beam: dict | None
+    args: argparse.Namespace,
+    runners: list[Any],
+    tallies: dict[str, Tally],
+    beam: dict | None,
+    ablation: tuple[dict[str, Tally], dict[str, list[str]]] | None = None,
 ) -> str:
     parts = [
         run_header(command_line()),
@@ -371,6 +441,15 @@ def report(
             f"Ours constrained by `{BEAM_REGEX}` (at least 300 characters, so no beam can end at EOS within the budget), without token healing so both do the same forward passes; transformers unconstrained "
             "with `min_new_tokens` = `max_new_tokens`, `early_stopping=False`.\n\n"
             + beam_table(beam)
+        )
+    if ablation:
+        parts.append(
+            "### Ablation: ours with one speed feature off\n\n"
+            "Same prompts and budget, the variants interleaved prompt by prompt. Restricted "
+            "head: constrained steps compute the logits of the allowed tokens only; "
+            "jump-forward: forced text appended without sampling; key order: `ss.json`'s "
+            'default `"schema"` (keys forced) vs `"any"` (keys sampled).\n\n'
+            + ablation_table(*ablation)
         )
     parts.append("### Targets\n\n" + "\n".join(f"* {line}" for line in targets(tallies, beam)))
     return "\n\n".join(parts) + "\n"
