@@ -8,7 +8,7 @@ through ``generate``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -16,7 +16,7 @@ import torch
 import fsm
 from backends.loading import ModelSourceError, load_default_hf, load_hf
 from backends.masks import DeviceMasks
-from backends.progress import Progress
+from backends.progress import Progress, ProgressSetting
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
 from backends.streaming import Stream
 from fsm.vocabulary import text_bytes
@@ -34,7 +34,7 @@ class Model:
         tokenizer: Any,
         *,
         block_size: int = 16,
-        progress: bool | Callable[[int, int], None] = False,
+        progress: ProgressSetting = False,
         jump_forward: bool = True,
         restrict_head: bool = True,
     ) -> None:
@@ -113,12 +113,11 @@ class Model:
         """The token index of a constraint spec, compiled once per model. Rows are built
         lazily as generation visits states; ``eager`` builds every reachable row now
         (reported through the model's ``progress`` setting)."""
-        if not eager:
-            return fsm.compile(spec, self.vocabulary, cache=self.indexes)
-        report = Progress(self.progress, 1, unit="rows")
         index = fsm.compile(spec, self.vocabulary, cache=self.indexes)
-        index.build_all(report.update)
-        report.close()
+        if eager:
+            report = Progress(self.progress, 1, unit="rows")
+            index.build_all(report.update)
+            report.close()
         return index
 
     def generation_stats(self) -> dict[str, float]:
@@ -177,7 +176,7 @@ def load_model(
     device: str | torch.device | None = None,
     dtype: torch.dtype | str | None = None,
     block_size: int = 16,
-    progress: bool | Callable[[int, int], None] = False,
+    progress: ProgressSetting = False,
 ) -> Model:
     """Load a model: ``None`` = the embedded SmolLM2-135M-Instruct, a transformers model id
     or local directory, or an already built ``(model, tokenizer)`` pair. ``device=None``

@@ -14,6 +14,7 @@ from collections.abc import Generator as PyGenerator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from backends.generation import decode
 from seqstate.generators import SpanGenerator
 from seqstate.samplers import Beam
 from seqstate.state import SequenceState
@@ -33,9 +34,6 @@ class Stream(Iterator[Chunks]):
         self._steps = _run(model, state, parts)
         self.state: SequenceState | None = None
 
-    def __iter__(self) -> Stream:
-        return self
-
     def __next__(self) -> Chunks:
         try:
             return next(self._steps)
@@ -47,8 +45,6 @@ class Stream(Iterator[Chunks]):
 def _run(
     model: Model, state: SequenceState, parts: tuple[Any, ...]
 ) -> PyGenerator[Chunks, None, SequenceState]:
-    from backends.generation import decode
-
     for part in parts:
         if isinstance(part, SpanGenerator) and not isinstance(part.sampler, Beam):
             state = yield from decode(model, state, part)

@@ -6,7 +6,7 @@ it. See ``docs/json_schema.md`` for the supported keywords and the documented bo
 
 from __future__ import annotations
 
-from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, matches
+from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, matches, ordered_keys
 from fsm.json_schema.types import type_schema
 from fsm.terms import Term
 
@@ -39,6 +39,7 @@ __all__ = [
     "KEY_ORDERS",
     "SchemaCompiler",
     "matches",
+    "ordered_keys",
     "schema_term",
     "type_schema",
 ]

@@ -60,6 +60,14 @@ from fsm.terms import (
 KEY_ORDERS = ("any", "schema")
 """Object key orders a schema compiles to: any order, or the order of ``properties``."""
 
+
+def ordered_keys(key_order: str) -> bool:
+    """Whether ``key_order`` asks for schema order; InvalidSpec if it is not one of ours."""
+    if key_order not in KEY_ORDERS:
+        raise InvalidSpec(f"key_order must be one of {KEY_ORDERS}, got {key_order!r}")
+    return key_order == "schema"
+
+
 _APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
 
 
@@ -92,9 +100,7 @@ class SchemaCompiler:
         self.refs = RefResolver(schema, self.draft)
         self.ws_max = whitespace_max
         self.strict = strict
-        if key_order not in KEY_ORDERS:
-            raise InvalidSpec(f"key_order must be one of {KEY_ORDERS}, got {key_order!r}")
-        self.ordered_keys = key_order == "schema"
+        self.ordered_keys = ordered_keys(key_order)
         text = json.dumps(
             [schema, whitespace_max, strict, key_order], sort_keys=True, ensure_ascii=False
         )
