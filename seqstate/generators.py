@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from seqstate.state import SequenceState
 
 DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_RETRIES = 32
 
 
 class InvalidGenerator(SeqStateError, ValueError):
@@ -42,7 +43,7 @@ class SpanGenerator(Generator):
     banned: tuple[str, ...] = ()
     heal: bool = True
     parse: Callable[[str], Any] | None = None  # turns the captured text into a value
-    max_retries: int = 32  # bound on resamples and backtracks per row
+    max_retries: int = DEFAULT_MAX_RETRIES  # bound on resamples/backtracks per position
     resume: bool = False  # continue the generated span each row ends in (see ``resume``)
 
     def __post_init__(self) -> None:
@@ -92,6 +93,7 @@ def _common(
     hooks: Iterable[Hook] | None,
     banned: str | Iterable[str] | None,
     heal: bool,
+    max_retries: int,
 ) -> dict[str, Any]:
     def strings(value: str | Iterable[str] | None) -> tuple[str, ...]:
         if value is None:
@@ -106,6 +108,7 @@ def _common(
         "hooks": tuple(hooks or ()),
         "banned": strings(banned),
         "heal": heal,
+        "max_retries": max_retries,
     }
 
 
@@ -118,10 +121,11 @@ def gen(
     hooks: Iterable[Hook] | None = None,
     banned: str | Iterable[str] | None = None,
     heal: bool = True,
+    max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Free text until end-of-generation, a stop string or ``max_tokens``."""
     return SpanGenerator(
-        "gen", None, **_common(sampler, max_tokens, stop, name, hooks, banned, heal)
+        "gen", None, **_common(sampler, max_tokens, stop, name, hooks, banned, heal, max_retries)
     )
 
 
@@ -135,12 +139,13 @@ def regex(
     hooks: Iterable[Hook] | None = None,
     banned: str | Iterable[str] | None = None,
     heal: bool = True,
+    max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Text that fully matches ``pattern``."""
     from fsm.specs import Regex
 
     return SpanGenerator(
-        "regex", Regex(pattern), **_common(sampler, max_tokens, stop, name, hooks, banned, heal)
+        "regex", Regex(pattern), **_common(sampler, max_tokens, stop, name, hooks, banned, heal, max_retries)
     )
 
 
@@ -151,12 +156,13 @@ def choice(
     sampler: SamplerSpec | None = None,
     hooks: Iterable[Hook] | None = None,
     heal: bool = True,
+    max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Exactly one of ``options`` (literal strings)."""
     from fsm.specs import Choice
 
     return SpanGenerator(
-        "choice", Choice(list(options)), **_common(sampler, None, None, name, hooks, None, heal)
+        "choice", Choice(list(options)), **_common(sampler, None, None, name, hooks, None, heal, max_retries)
     )
 
 
@@ -168,6 +174,7 @@ def json(
     sampler: SamplerSpec | None = None,
     hooks: Iterable[Hook] | None = None,
     heal: bool = True,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     whitespace_max: int | None = None,
     key_order: str = "schema",
 ) -> SpanGenerator:
@@ -188,7 +195,7 @@ def json(
         "json",
         spec,
         parse=_json_parser(schema),
-        **_common(sampler, max_tokens, None, name, hooks, None, heal),
+        **_common(sampler, max_tokens, None, name, hooks, None, heal, max_retries),
     )
 
 
@@ -217,6 +224,7 @@ def grammar(
     sampler: SamplerSpec | None = None,
     hooks: Iterable[Hook] | None = None,
     heal: bool = True,
+    max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Text in the language of a lark grammar (LALR(1))."""
     from fsm.specs import Grammar
@@ -224,5 +232,5 @@ def grammar(
     return SpanGenerator(
         "grammar",
         Grammar(lark_text, start=start),
-        **_common(sampler, max_tokens, None, name, hooks, None, heal),
+        **_common(sampler, max_tokens, None, name, hooks, None, heal, max_retries),
     )
