@@ -1,9 +1,14 @@
-"""Typed errors of the constraint layer, so callers can tell bad input from bugs."""
+"""Typed errors of the constraint layer, so callers can tell bad input from bugs.
+
+They derive from ``seqstate.SeqStateError`` (a leaf module with no imports), so a user
+of ``import seqstate as ss`` catches every error the library raises with one class."""
 
 from __future__ import annotations
 
+from seqstate.errors import SeqStateError
 
-class FsmError(Exception):
+
+class FsmError(SeqStateError):
     """Base class of every error raised by ``fsm``."""
 
 

@@ -7,12 +7,13 @@ JSON-schema ``pattern`` semantics: the pattern may match anywhere unless anchore
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 import interegular
 from interegular import patterns as ip
 
-from fsm.errors import UnsupportedRegex
+from fsm.errors import InvalidSpec, UnsupportedRegex
 from fsm.terms import Term, alt, cat, repeat, star
 from fsm.unicode import (
     Ranges,
@@ -64,6 +65,16 @@ def _unicode_spaces(pattern: str) -> str:
     return "".join(out)
 
 
+def _syntax_error(pattern: str, error: Exception) -> str:
+    """The clearest description of why ``pattern`` does not parse: Python's own
+    message when ``re`` rejects it too, else interegular's (or its error type)."""
+    try:
+        re.compile(pattern)
+    except re.error as python_error:
+        return str(python_error)
+    return str(error) or type(error).__name__
+
+
 def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
     """The byte strings whose decoding fully matches ``pattern``."""
     try:
@@ -71,7 +82,9 @@ def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Ter
     except ip.Unsupported as error:
         raise UnsupportedRegex(f"{pattern!r}: {error}") from None
     except Exception as error:  # interegular raises several syntax error types
-        raise UnsupportedRegex(f"{pattern!r} is not a valid regex: {error}") from None
+        raise InvalidSpec(
+            f"{pattern!r} is not a valid regex: {_syntax_error(pattern, error)}"
+        ) from None
     return _convert(parsed, encode_char, ip.REFlags(0))
 
 

@@ -102,13 +102,18 @@ class JsonSchema:
     ``strict=False`` ignores unsupported keywords with a warning instead of raising
     ``fsm.UnsupportedSchema``; ``key_order="schema"`` accepts only objects whose named
     keys follow the order of ``properties`` (``"any"``, the default, accepts every
-    instance). See docs/json_schema.md.
+    instance). ``extra_keys=False`` closes objects that declare properties and say
+    nothing of other keys, and ``plain_integers=True`` writes integers without
+    fraction or exponent: the generation defaults of ``ss.json``, which accept a
+    subset of the schema's instances. See docs/json_schema.md.
     """
 
     schema_json: str
     whitespace_max: int
     strict: bool
     key_order: str
+    extra_keys: bool
+    plain_integers: bool
 
     def __init__(
         self,
@@ -117,6 +122,8 @@ class JsonSchema:
         whitespace_max: int = DEFAULT_WHITESPACE_MAX,
         strict: bool = True,
         key_order: str = "any",
+        extra_keys: bool = True,
+        plain_integers: bool = False,
     ) -> None:
         if isinstance(schema, str):
             try:
@@ -140,6 +147,8 @@ class JsonSchema:
         object.__setattr__(self, "whitespace_max", whitespace_max)
         object.__setattr__(self, "strict", bool(strict))
         object.__setattr__(self, "key_order", key_order)
+        object.__setattr__(self, "extra_keys", bool(extra_keys))
+        object.__setattr__(self, "plain_integers", bool(plain_integers))
 
     @property
     def schema(self) -> dict | bool:
@@ -155,6 +164,8 @@ class JsonSchema:
             "whitespace_max": self.whitespace_max,
             "strict": self.strict,
             "key_order": self.key_order,
+            "extra_keys": self.extra_keys,
+            "plain_integers": self.plain_integers,
         }
         return _fingerprint("json_schema", payload)
 
@@ -164,4 +175,6 @@ class JsonSchema:
             whitespace_max=self.whitespace_max,
             strict=self.strict,
             key_order=self.key_order,
+            extra_keys=self.extra_keys,
+            plain_integers=self.plain_integers,
         )

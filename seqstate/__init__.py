@@ -14,6 +14,7 @@ from seqstate.errors import (
     ShapeMismatch,
     StateIndexError,
     TokenizationMismatch,
+    TruncatedCapture,
     UnknownTokenId,
 )
 from seqstate.generator import Generator
@@ -34,7 +35,20 @@ from seqstate.samplers import Beam, Greedy, InvalidSampler, Sample, beam, greedy
 from seqstate.segment import UNKNOWN_STATE, Origin, Segment, Span
 from seqstate.state import SequenceState, TokenView, batch
 
+_CONSTRAINT_ERRORS = (
+    "ConstraintTooLarge",
+    "FsmError",
+    "InvalidSpec",
+    "Unsatisfiable",
+    "UnsupportedRegex",
+    "UnsupportedSchema",
+)
+"""Errors of the constraint compiler (all derive from `SeqStateError`), exported here
+lazily: importing ``fsm`` loads numba, which ``import seqstate`` does not."""
+
+
 __all__ = [
+    *_CONSTRAINT_ERRORS,
     "Accept",
     "Backtrack",
     "Beam",
@@ -83,6 +97,7 @@ __all__ = [
     "StopMatch",
     "TokenView",
     "TokenizationMismatch",
+    "TruncatedCapture",
     "UnknownTokenId",
     "VocabularyLike",
     "batch",
@@ -93,9 +108,14 @@ __all__ = [
 
 def __getattr__(name: str):
     """``ss.load_model`` and ``ss.Model`` come from ``backends`` on first use, so that
-    ``import seqstate`` never loads torch (and no import cycle exists)."""
+    ``import seqstate`` never loads torch (and no import cycle exists); the constraint
+    errors come from ``fsm`` on first use."""
     if name in ("load_model", "Model"):
         import backends.model
 
         return getattr(backends.model, name)
+    if name in _CONSTRAINT_ERRORS:
+        import fsm.errors
+
+        return getattr(fsm.errors, name)
     raise AttributeError(f"module 'seqstate' has no attribute {name!r}")

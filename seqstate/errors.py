@@ -39,6 +39,23 @@ class CaptureParseError(SeqStateError, ValueError):
     """A capture's parser (json, pydantic, ...) rejected the captured text."""
 
 
+class TruncatedCapture(CaptureParseError):
+    """A capture of a constrained span that stopped before its constraint was met
+    (``max_tokens`` ran out, or the state was cut inside it): its text is a prefix of
+    a valid value, never read back as one. ``finish_reason`` and the partial ``text``
+    say what happened."""
+
+    def __init__(self, name: str, finish_reason: str | None, text: str) -> None:
+        self.name = name
+        self.finish_reason = finish_reason
+        self.text = text
+        why = "was cut" if finish_reason in (None, "stop") else f"stopped ({finish_reason})"
+        super().__init__(
+            f"capture {name!r} {why} before its constraint was complete; "
+            f"partial text: {text!r}" + ("; raise max_tokens" if finish_reason == "length" else "")
+        )
+
+
 class NotScalarState(SeqStateError, ValueError):
     """An operation that needs a 1x1 state (such as `str(s)`) got a larger one."""
 

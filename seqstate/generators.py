@@ -26,7 +26,8 @@ DEFAULT_MAX_RETRIES = 32
 
 
 class InvalidGenerator(SeqStateError, ValueError):
-    """A generator was built with arguments that cannot work."""
+    """A generator was built with arguments that cannot work; the message names the
+    argument."""
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,27 @@ class SpanGenerator(Generator):
     resume: bool = False  # continue the generated span each row ends in (see ``resume``)
 
     def __post_init__(self) -> None:
-        if self.max_tokens < 1:
-            raise InvalidGenerator("max_tokens must be >= 1")
-        if any(not s for s in self.stop) or any(not s for s in self.banned):
-            raise InvalidGenerator("stop and banned strings must be non-empty")
+        _check_count("max_tokens", self.max_tokens, 1)
+        _check_count("max_retries", self.max_retries, 0)
+        for argument, strings in (("stop", self.stop), ("banned", self.banned)):
+            if not all(isinstance(s, str) and s for s in strings):
+                raise InvalidGenerator(f"{argument} takes non-empty strings, got {strings!r}")
+        if self.name is not None and not isinstance(self.name, str):
+            raise InvalidGenerator(f"name must be a str, got {type(self.name).__name__}")
+        if not isinstance(self.sampler, SamplerSpec):
+            raise InvalidGenerator(
+                f"sampler must be ss.greedy(), ss.sample(...) or ss.beam(n), got {self.sampler!r}"
+            )
+        if not all(callable(hook) for hook in self.hooks):
+            raise InvalidGenerator("hooks must be callables taking a TokenEvent")
 
     def __call__(self, state: SequenceState) -> SequenceState:
         return state.engine.generate(state, self)
+
+
+def _check_count(argument: str, value: object, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidGenerator(f"{argument} must be an int >= {least}, got {value!r}")
 
 
 def resume(state: SequenceState, **changes: Any) -> SequenceState:
@@ -100,6 +115,9 @@ def _common(
             return ()
         return (value,) if isinstance(value, str) else tuple(value)
 
+    if hooks is not None and callable(hooks):
+        hooks = (hooks,)  # one hook given bare
+
     return {
         "sampler": sampler or Greedy(),
         "max_tokens": DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
@@ -141,11 +159,14 @@ def regex(
     heal: bool = True,
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
-    """Text that fully matches ``pattern``."""
+    """Text that fully matches ``pattern`` (checked now: a pattern that does not parse
+    or uses an unsupported feature raises here, naming the problem)."""
     from fsm.specs import Regex
 
+    spec = Regex(pattern)
+    spec.term()  # parse now: errors belong to the call that made the generator
     return SpanGenerator(
-        "regex", Regex(pattern), **_common(sampler, max_tokens, stop, name, hooks, banned, heal, max_retries)
+        "regex", spec, **_common(sampler, max_tokens, stop, name, hooks, banned, heal, max_retries)
     )
 
 
@@ -158,11 +179,18 @@ def choice(
     heal: bool = True,
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
-    """Exactly one of ``options`` (literal strings)."""
+    """Exactly one of ``options``: a non-empty list (or other iterable) of literal
+    strings. A bare string is refused rather than read as its characters."""
     from fsm.specs import Choice
 
+    if isinstance(options, str | bytes) or not isinstance(options, Iterable):
+        raise InvalidGenerator(
+            f"choice(options) takes a list of strings, e.g. ss.choice(['yes', 'no']); got {options!r}"
+        )
     return SpanGenerator(
-        "choice", Choice(list(options)), **_common(sampler, None, None, name, hooks, None, heal, max_retries)
+        "choice",
+        Choice(list(options)),
+        **_common(sampler, None, None, name, hooks, None, heal, max_retries),
     )
 
 
@@ -177,26 +205,33 @@ def json(
     max_retries: int = DEFAULT_MAX_RETRIES,
     whitespace_max: int | None = None,
     key_order: str = "schema",
+    extra_keys: bool = False,
 ) -> SpanGenerator:
     """A JSON value valid under ``schema``: a dict, a JSON string, a pydantic model or a
     Python type. The capture parses to a pydantic instance for models, else to the
     decoded JSON value.
 
-    Object keys are written in schema order by default (the order of ``properties``
-    and of a pydantic model's fields; optional keys may be left out), which lets every
-    key be forced rather than sampled; ``key_order="any"`` lets the model choose."""
+    Generation defaults (docs/json_schema.md): an object that declares properties and
+    says nothing of other keys gets only its declared keys (pydantic ``extra="allow"``
+    and ``additionalProperties`` keep theirs; ``extra_keys=True`` opens every such
+    object); no key is written twice; integers are written without ``.0``. Keys are
+    written in schema order (optional keys may be left out), which lets every key be
+    forced rather than sampled; ``key_order="any"`` lets the model choose."""
     from fsm.specs import JsonSchema
+    from seqstate.json_keys import DistinctKeys, allows_undeclared_keys
 
-    options: dict[str, Any] = {"key_order": key_order}
+    options: dict[str, Any] = {
+        "key_order": key_order,
+        "extra_keys": extra_keys,
+        "plain_integers": True,
+    }
     if whitespace_max is not None:
         options["whitespace_max"] = whitespace_max
     spec = JsonSchema(schema, **options)
-    return SpanGenerator(
-        "json",
-        spec,
-        parse=_json_parser(schema),
-        **_common(sampler, max_tokens, None, name, hooks, None, heal, max_retries),
-    )
+    common = _common(sampler, max_tokens, None, name, hooks, None, heal, max_retries)
+    if extra_keys or allows_undeclared_keys(spec.schema):
+        common["hooks"] = (*common["hooks"], DistinctKeys())
+    return SpanGenerator("json", spec, parse=_json_parser(schema), **common)
 
 
 def _json_parser(schema: Any) -> Callable[[str], Any]:
@@ -226,11 +261,14 @@ def grammar(
     heal: bool = True,
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
-    """Text in the language of a lark grammar (LALR(1))."""
+    """Text in the language of a lark grammar (LALR(1)), checked now: a grammar lark
+    rejects, or one that is not LALR(1), raises here."""
     from fsm.specs import Grammar
 
+    spec = Grammar(lark_text, start=start)
+    spec.automaton()  # parse the grammar now: errors belong to this call
     return SpanGenerator(
         "grammar",
-        Grammar(lark_text, start=start),
+        spec,
         **_common(sampler, max_tokens, None, name, hooks, None, heal, max_retries),
     )

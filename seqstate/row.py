@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 
 from seqstate.detokenize import Decoded, Detokenizer, decode_tokens
-from seqstate.errors import CaptureParseError, InvalidSegment, TokenizationMismatch
+from seqstate.errors import (
+    CaptureParseError,
+    InvalidSegment,
+    TokenizationMismatch,
+    TruncatedCapture,
+)
 from seqstate.kv import KVRef, kv_prefix
 from seqstate.segment import Origin, Segment, Span
 
@@ -51,6 +56,16 @@ def _joined_offsets(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     offsets = np.concatenate((left, right[1:] + left[-1]))
     offsets.flags.writeable = False
     return offsets
+
+
+def _truncated(segment: Segment) -> bool:
+    """Whether a generated segment is an unfinished constrained span: it ended short
+    of a final state, or a cut (other than at its stop string) took part of it away."""
+    origin = segment.origin
+    if getattr(origin.generator, "constraint", None) is None:
+        return False  # free text is whatever was generated, truncated or not
+    cut = segment.is_cut and origin.finish_reason != "stop"
+    return not origin.complete or cut
 
 
 def _continues(later: Origin, earlier: Origin) -> bool:
@@ -214,7 +229,11 @@ class Row:
         return list(dict.fromkeys(names))
 
     def capture(self, name: str, default: Any = _MISSING) -> Any:
-        """The last capture called `name`: its text, parsed if it has a parser."""
+        """The last capture called `name`: its text, parsed if it has a parser.
+
+        A constrained span that ended before its constraint was met raises
+        `TruncatedCapture` rather than reading back a prefix of a value as a value
+        (``"1"`` of an integer that needed six digits)."""
         pieces: list[Segment] = []
         for segment in reversed(self.segments):
             if pieces and not _continues(pieces[-1].origin, segment.origin):
@@ -229,7 +248,10 @@ class Row:
         healed = pieces[-1].origin.healed
         if healed and text.startswith(healed):
             text = text[len(healed) :]  # that text belongs to what came before the span
-        parser = pieces[0].origin.parser
+        last = pieces[0]
+        if _truncated(last):
+            raise TruncatedCapture(name, last.origin.finish_reason, text)
+        parser = last.origin.parser
         if parser is None:
             return text
         try:

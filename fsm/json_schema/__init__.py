@@ -20,6 +20,8 @@ def schema_term(
     whitespace_max: int = DEFAULT_WHITESPACE_MAX,
     strict: bool = True,
     key_order: str = "any",
+    extra_keys: bool = True,
+    plain_integers: bool = False,
 ) -> Term:
     """The byte strings that are JSON texts of instances of ``schema``.
 
@@ -27,9 +29,18 @@ def schema_term(
     before or after the value); ``strict=False`` ignores unsupported keywords with a
     warning instead of raising ``fsm.UnsupportedSchema``; ``key_order="schema"``
     accepts only objects whose named keys follow the schema's order.
+
+    Generation defaults (exact validation keeps both at their spec value):
+    ``extra_keys=False`` closes objects that declare properties and say nothing of
+    other keys; ``plain_integers=True`` writes integers without fraction or exponent.
     """
     compiler = SchemaCompiler(
-        schema, whitespace_max=whitespace_max, strict=strict, key_order=key_order
+        schema,
+        whitespace_max=whitespace_max,
+        strict=strict,
+        key_order=key_order,
+        extra_keys=extra_keys,
+        plain_integers=plain_integers,
     )
     return compiler.root_term()
 

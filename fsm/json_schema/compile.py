@@ -22,6 +22,7 @@ from decimal import Decimal
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
 from fsm.json_schema.json_text import (
+    ANY_STRING,
     BOOLEAN,
     INTEGER_LITERAL,
     INTEGRAL_NUMBER,
@@ -90,7 +91,14 @@ class SchemaCompiler:
     """Compiles the nodes of one root schema to terms, each once."""
 
     def __init__(
-        self, schema: object, *, whitespace_max: int, strict: bool, key_order: str = "any"
+        self,
+        schema: object,
+        *,
+        whitespace_max: int,
+        strict: bool,
+        key_order: str = "any",
+        extra_keys: bool = True,
+        plain_integers: bool = False,
     ) -> None:
         if not isinstance(schema, dict | bool):
             raise InvalidSpec(
@@ -101,14 +109,20 @@ class SchemaCompiler:
         self.ws_max = whitespace_max
         self.strict = strict
         self.ordered_keys = ordered_keys(key_order)
+        # Generation defaults (see docs/json_schema.md): objects that declare properties
+        # and say nothing of other keys are closed; integers are written without ".0".
+        self.closing = not extra_keys
+        self.plain_integers = plain_integers
         text = json.dumps(
-            [schema, whitespace_max, strict, key_order], sort_keys=True, ensure_ascii=False
+            [schema, whitespace_max, strict, key_order, extra_keys, plain_integers],
+            sort_keys=True,
+            ensure_ascii=False,
         )
         self.uid = hashlib.sha256(text.encode()).hexdigest()[:24]
         self.any = any_value(whitespace_max)
         self._ignored = ignored_by_draft(self.draft)
-        self._terms: dict[str, Term] = {}
-        self._active: dict[str, int] = {}
+        self._terms: dict[tuple[str, bool], Term] = {}
+        self._active: dict[tuple[str, bool], int] = {}
         self._guards = 0
 
     # ------------------------------------------------------------------ nodes
@@ -116,21 +130,27 @@ class SchemaCompiler:
     def root_term(self) -> Term:
         return self.term_at("")
 
-    def term_at(self, pointer: str) -> Term:
-        """The term of the node at ``pointer`` (compiled once)."""
-        known = self._terms.get(pointer)
+    def term_at(self, pointer: str, closed: bool | None = None) -> Term:
+        """The term of the node at ``pointer`` (compiled once per mode).
+
+        ``closed``: whether objects that declare properties and say nothing of other
+        keys are closed to them; None for a value position, which takes the
+        compiler's default. In-place subschemas of a node that declares its own keys
+        are compiled open (the node closes over the names they all declare)."""
+        key = (pointer, self.closing if closed is None else closed)
+        known = self._terms.get(key)
         if known is not None:
             return known
-        if pointer in self._active:
-            if self._guards > self._active[pointer]:
-                return thunk(("schema", self.uid, pointer), lambda: self._terms[pointer])
+        if key in self._active:
+            if self._guards > self._active[key]:
+                return thunk(("schema", self.uid, *key), lambda: self._terms[key])
             raise UnsupportedSchema("$ref", f"recursion at '#{pointer}' consumes no input")
-        self._active[pointer] = self._guards
+        self._active[key] = self._guards
         try:
-            term = self._node_term(self.refs.node_at(pointer), pointer)
+            term = self._node_term(self.refs.node_at(pointer), pointer, key[1])
         finally:
-            del self._active[pointer]
-        self._terms[pointer] = term
+            del self._active[key]
+        self._terms[key] = term
         return term
 
     @contextmanager
@@ -150,7 +170,7 @@ class SchemaCompiler:
             f"ignoring unsupported JSON schema keyword {keyword!r} {where}: {detail}", stacklevel=2
         )
 
-    def _node_term(self, node: object, pointer: str) -> Term:
+    def _node_term(self, node: object, pointer: str, closed: bool = False) -> Term:
         if node is True:
             return self.any
         if node is False:
@@ -162,30 +182,25 @@ class SchemaCompiler:
         for keyword in REFUSED.intersection(node):
             self._refuse(keyword, "", pointer)
         parts: list[Term] = []
+        if isinstance(node.get("$ref"), str) and self.draft <= 7:
+            return self.term_at(self.refs.resolve(node["$ref"], pointer), closed)
+        closing = closed and _declares_keys(node)
+        inner = closed and not closing  # in-place subschemas close only if this node doesn't
+        names = self._closed_names(node, pointer) if closing else None
         if isinstance(node.get("$ref"), str):
-            target = self.term_at(self.refs.resolve(node["$ref"], pointer))
-            if self.draft <= 7:
-                return target
-            parts.append(target)
-        typed = self._types_term(node, pointer)
+            parts.append(self.term_at(self.refs.resolve(node["$ref"], pointer), inner))
+        typed = self._types_term(node, pointer, names)
         if typed is not None:
             parts.append(typed)
-        parts.extend(self._applicator_parts(node, pointer))
+        parts.extend(self._applicator_parts(node, pointer, inner))
+        if names is not None and not isinstance(node.get("properties"), dict):
+            parts.append(self._keys_within(names, pointer))
         values = self._listed_values(node)
         if values is not None:
             return self._values_term(values, parts)
         if not parts:
             return self.any
         return intersect(*parts)
-
-    def _listed_values(self, node: dict) -> list | None:
-        """The values ``const`` and ``enum`` allow (both: those in both), or None."""
-        values = node["enum"] if isinstance(node.get("enum"), list) else None
-        if "const" in node:
-            const = node["const"]
-            allowed = values is None or any(json_equal(const, v) for v in values)
-            values = [const] if allowed else []
-        return values
 
     def _values_term(self, values: list, parts: list[Term]) -> Term:
         """The listed values that meet ``parts``: a string, boolean or null value has
@@ -204,30 +219,30 @@ class SchemaCompiler:
             options.append(intersect(term, *parts))
         return alt(*options)
 
-    def _applicator_parts(self, node: dict, pointer: str) -> list[Term]:
+    def _applicator_parts(self, node: dict, pointer: str, closed: bool) -> list[Term]:
+        """Terms of the in-place applicators; ``not`` and ``if`` are tests of the same
+        instance, never generated, so they are always compiled open."""
         parts: list[Term] = []
         for i, _ in enumerate(node.get("allOf") or ()):
-            parts.append(self.term_at(f"{pointer}/allOf/{i}"))
+            parts.append(self.term_at(f"{pointer}/allOf/{i}", closed))
         if isinstance(node.get("anyOf"), list):
-            parts.append(
-                alt(*(self.term_at(f"{pointer}/anyOf/{i}") for i in range(len(node["anyOf"]))))
-            )
+            branches = range(len(node["anyOf"]))
+            parts.append(alt(*(self.term_at(f"{pointer}/anyOf/{i}", closed) for i in branches)))
         if isinstance(node.get("oneOf"), list):
-            parts.append(self._one_of(node["oneOf"], pointer))
+            parts.append(self._one_of(node["oneOf"], pointer, closed))
         if "not" in node:
-            parts.append(intersect(self.any, complement(self.term_at(f"{pointer}/not"))))
+            parts.append(intersect(self.any, complement(self.term_at(f"{pointer}/not", False))))
         if "if" in node and ("then" in node or "else" in node):
-            condition = self.term_at(f"{pointer}/if")
-            then = self.term_at(f"{pointer}/then") if "then" in node else self.any
-            otherwise = self.term_at(f"{pointer}/else") if "else" in node else self.any
+            condition = self.term_at(f"{pointer}/if", False)
+            then = self.term_at(f"{pointer}/then", closed) if "then" in node else self.any
+            otherwise = self.term_at(f"{pointer}/else", closed) if "else" in node else self.any
             parts.append(
                 alt(intersect(condition, then), intersect(otherwise, complement(condition)))
             )
         for name, dependent in self._dependent_schemas(node, pointer):
             has = self._node_term({"required": [name]}, f"{dependent}/@has")
-            parts.append(
-                alt(intersect(has, self.term_at(dependent)), intersect(self.any, complement(has)))
-            )
+            then = self.term_at(dependent, closed)
+            parts.append(alt(intersect(has, then), intersect(self.any, complement(has))))
         return parts
 
     def _dependent_schemas(self, node: dict, pointer: str) -> list[tuple[str, str]]:
@@ -238,10 +253,56 @@ class SchemaCompiler:
                     found.append((name, f"{pointer}/{keyword}/{escape_token(name)}"))
         return found
 
+    # ------------------------------------------------------------------ closing
+
+    def _closed_names(self, node: dict, pointer: str) -> frozenset[str] | None:
+        """Every property name ``node`` and its in-place subschemas declare (through
+        ``$ref``, ``allOf``, ``anyOf``, ``oneOf``, ``then``/``else`` and dependent
+        schemas), or None when one of them opens the object explicitly (then the node
+        stays open, as its author asked) or none declares any."""
+        names: set[str] = set()
+        declared = False
+        seen: set[str] = set()
+        stack = [(node, pointer)]
+        while stack:
+            current, where = stack.pop()
+            if not isinstance(current, dict) or where in seen:
+                continue
+            seen.add(where)
+            if _opens_keys(current):
+                return None
+            if isinstance(current.get("properties"), dict):
+                names.update(current["properties"])
+                declared = True
+            names.update(r for r in current.get("required") or () if isinstance(r, str))
+            if isinstance(current.get("$ref"), str):
+                target = self.refs.resolve(current["$ref"], where)
+                stack.append((self.refs.node_at(target), target))
+            for keyword in ("allOf", "anyOf", "oneOf"):
+                branches = current.get(keyword)
+                for i, branch in enumerate(branches if isinstance(branches, list) else ()):
+                    stack.append((branch, f"{where}/{keyword}/{i}"))
+            for keyword in ("then", "else"):
+                if keyword in current:
+                    stack.append((current[keyword], f"{where}/{keyword}"))
+            for _, dependent in self._dependent_schemas(current, where):
+                stack.append((self.refs.node_at(dependent), dependent))
+        return frozenset(names) if declared else None
+
+    def _keys_within(self, names: frozenset[str], pointer: str) -> Term:
+        """Any value, but an object only with keys among ``names`` (each at most once)."""
+        shape = ObjectShape(
+            key=(self.uid, pointer, "closed"),
+            named=tuple((name, self.any) for name in sorted(names)),
+            ws_max=self.ws_max,
+        )
+        others = alt(NULL, BOOLEAN, NUMBER, ANY_STRING, any_array(self.ws_max))
+        return alt(others, object_term(shape))
+
     # ------------------------------------------------------------------ oneOf
 
-    def _one_of(self, branches: list, pointer: str) -> Term:
-        terms = [self.term_at(f"{pointer}/oneOf/{i}") for i in range(len(branches))]
+    def _one_of(self, branches: list, pointer: str, closed: bool) -> Term:
+        terms = [self.term_at(f"{pointer}/oneOf/{i}", closed) for i in range(len(branches))]
         if len(terms) == 1:
             return terms[0]
         if self._pairwise_disjoint(branches, terms, pointer):
@@ -296,16 +357,20 @@ class SchemaCompiler:
         return self._listed_values(target) if isinstance(target, dict) else None
 
     def _listed_values(self, node: dict) -> list | None:
-        """The values a node's ``const`` or ``enum`` lists (None when it lists none)."""
+        """The values ``const`` and ``enum`` allow (both given: those in both), or None
+        when the node lists none."""
+        values = node["enum"] if isinstance(node.get("enum"), list) else None
         if "const" in node and "const" not in self._ignored:
-            return [node["const"]]
-        if isinstance(node.get("enum"), list):
-            return node["enum"]
-        return None
+            const = node["const"]
+            allowed = values is None or any(json_equal(const, v) for v in values)
+            values = [const] if allowed else []
+        return values
 
     # ------------------------------------------------------------------ types
 
-    def _types_term(self, node: dict, pointer: str) -> Term | None:
+    def _types_term(
+        self, node: dict, pointer: str, closed_names: frozenset[str] | None = None
+    ) -> Term | None:
         """The union over the allowed types; None when every value is allowed."""
         declared = node.get("type")
         if declared is None or declared == "any":
@@ -321,9 +386,11 @@ class SchemaCompiler:
                 types = [t for t in TYPES if t != "integer"]
             if "number" in types:
                 types = [t for t in types if t != "integer"]
-        return alt(*(self._type_term(t, node, pointer) for t in dict.fromkeys(types)))
+        return alt(*(self._type_term(t, node, pointer, closed_names) for t in dict.fromkeys(types)))
 
-    def _type_term(self, name: str, node: dict, pointer: str) -> Term:
+    def _type_term(
+        self, name: str, node: dict, pointer: str, closed_names: frozenset[str] | None
+    ) -> Term:
         if name == "null":
             return NULL
         if name == "boolean":
@@ -334,7 +401,7 @@ class SchemaCompiler:
             return string_term(node, lambda k, d: self._refuse(k, d, pointer))
         if name == "array":
             return self._array_term(node, pointer)
-        return self._object_term(node, pointer)
+        return self._object_term(node, pointer, closed_names)
 
     def _number_term(self, node: dict, *, integer: bool) -> Term:
         low, low_excl = _lower_bound(node)
@@ -345,7 +412,7 @@ class SchemaCompiler:
         if low is None and high is None and step is None:
             if not integer:
                 return NUMBER
-            return INTEGER_LITERAL if self.draft <= 4 else INTEGRAL_NUMBER
+            return INTEGER_LITERAL if self.draft <= 4 or self.plain_integers else INTEGRAL_NUMBER
         checker = NumberChecker(
             minimum=low,
             exclusive_minimum=low_excl,
@@ -353,7 +420,7 @@ class SchemaCompiler:
             exclusive_maximum=high_excl,
             multiple_of=step,
             integer=integer,
-            integer_syntax=integer and self.draft <= 4,
+            integer_syntax=integer and (self.draft <= 4 or self.plain_integers),
         )
         return checked(checker)
 
@@ -430,7 +497,11 @@ class SchemaCompiler:
 
     # ------------------------------------------------------------------ objects
 
-    def _object_term(self, node: dict, pointer: str) -> Term:
+    def _object_term(
+        self, node: dict, pointer: str, closed_names: frozenset[str] | None = None
+    ) -> Term:
+        """``closed_names``: when the node is closed, every key an object may have (its
+        own properties and those its in-place subschemas declare)."""
         if not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
             return any_object(self.ws_max)
         props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
@@ -449,6 +520,8 @@ class SchemaCompiler:
         named_keys = list(
             dict.fromkeys([*props, *required, *(k for k, deps in dependent for k in (k, *deps))])
         )
+        if closed_names is not None:  # the keys its subschemas declare too; no other
+            named_keys += [k for k in sorted(closed_names) if k not in named_keys]
         named = []
         for key in named_keys:
             value = self._named_value(key, values.get(key), patterns, additional)
@@ -461,7 +534,11 @@ class SchemaCompiler:
             key=(self.uid, pointer),
             named=tuple(named),
             required=frozenset(required),
-            other_member=self._other_member(named_keys, patterns, additional, names),
+            other_member=(
+                EMPTY
+                if closed_names is not None
+                else self._other_member(named_keys, patterns, additional, names)
+            ),
             min_properties=count(node.get("minProperties"), 0),
             max_properties=count(node.get("maxProperties"), None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
@@ -568,6 +645,21 @@ def _bound(
     if bound == exclusive:
         return bound, True
     return bound, False
+
+
+_EXTRA_KEY_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties")
+
+
+def _opens_keys(node: dict) -> bool:
+    """Whether the node says itself which other keys an object may have."""
+    return any(k in node and node[k] is not False for k in _EXTRA_KEY_KEYWORDS)
+
+
+def _declares_keys(node: dict) -> bool:
+    """Whether generation closes this node's objects to undeclared keys: it declares
+    properties (or composes them with ``allOf``) and says nothing of other keys."""
+    declares = isinstance(node.get("properties"), dict) or isinstance(node.get("allOf"), list)
+    return declares and not any(k in node for k in _EXTRA_KEY_KEYWORDS)
 
 
 def _only_objects(node: dict) -> bool:

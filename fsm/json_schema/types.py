@@ -48,6 +48,12 @@ def _is_pydantic_model(tp: object) -> bool:
 
 
 def _schema(tp: object, defs: dict[str, dict]) -> dict:
+    try:
+        hash(tp)
+    except TypeError:  # a value such as {1, 2}, not a type
+        raise InvalidSpec(
+            f"a schema is a dict, a JSON string, a bool or a Python type; got {tp!r}"
+        ) from None
     if tp in _SCALARS:
         return dict(_SCALARS[tp])  # type: ignore[index]
     origin = get_origin(tp)
