@@ -60,11 +60,13 @@ def _joined_offsets(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 def _truncated(segment: Segment) -> bool:
     """Whether a generated segment is an unfinished constrained span: it ended short
-    of a final state, or a cut (other than at its stop string) took part of it away."""
+    of a final state, or a cut took part of it away (a span with stop strings is cut
+    at its stop string by design, so only its ``complete`` flag counts)."""
     origin = segment.origin
-    if getattr(origin.generator, "constraint", None) is None:
+    generator = origin.generator
+    if getattr(generator, "constraint", None) is None:
         return False  # free text is whatever was generated, truncated or not
-    cut = segment.is_cut and origin.finish_reason != "stop"
+    cut = segment.is_cut and not getattr(generator, "stop", ())
     return not origin.complete or cut
 
 
