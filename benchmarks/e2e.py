@@ -37,7 +37,6 @@ from _common import (
     run_header,
     write_section,
 )
-
 from pydantic import BaseModel, Field
 
 import seqstate as ss
