@@ -62,14 +62,16 @@ INTEGRAL_NUMBER = cat(_INT, opt(literal(b".0")))
 
 def whitespace(max_len: int) -> Term:
     """The whitespace after ``{``, ``[`` and ``,`` and before ``}`` and ``]``, as
-    writers lay it out: nothing, one space, or one line break followed by at most
-    ``max_len`` spaces or tabs of indentation. ``max_len=0`` allows none at all.
+    writers lay it out: nothing, one space, or one line break (``\n``) followed by at
+    most ``max_len`` spaces of indentation. ``max_len=0`` allows none at all.
 
     Bounding the shape, not only the length, keeps a model from padding a document
-    with blank lines while still accepting compact, default and indented output."""
+    with blank lines while still accepting compact, default and indented output; one
+    kind of indentation (spaces, as ``json.dumps(indent=n)``) keeps a generated
+    document from mixing tabs and spaces."""
     if max_len == 0:
         return EPS
-    newline = cat(opt(literal(b"\r")), literal(b"\n"), repeat(byte_set(b" \t"), 0, max_len))
+    newline = cat(literal(b"\n"), repeat(literal(b" "), 0, max_len))
     return alt(EPS, literal(b" "), newline)
 
 

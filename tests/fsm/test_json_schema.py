@@ -153,7 +153,8 @@ def test_whitespace_dumps_compact_and_bounded() -> None:
     assert accepts(PERSON | {"required": []}, value)
     assert accepts_text({}, json.dumps(value, separators=(",", ":")))
     assert accepts_text({}, json.dumps(value, indent=2))
-    assert accepts_text({}, json.dumps(value, indent="\t"))
+    assert not accepts_text({}, json.dumps(value, indent="\t"))  # one kind: spaces
+    assert not accepts_text({}, '{\r\n  "a": 1}')
     assert accepts_text({}, '{ "a": [ 1 ] }')
     deep = '{"a": 1,' + "\n" + " " * 9 + '"b": 2}'
     assert not accepts_text({}, deep)
