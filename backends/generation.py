@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from backends import sampling
+from backends.closing import over_budget_tokens
 from backends.progress import Progress
 from fsm.prefixed import Prefixed
 from seqstate.detokenize import Detokenizer, DetokState, decode_tokens
@@ -289,6 +290,8 @@ def decode(model: Model, state: SequenceState, generator: Any):
         active = live
         if not active:
             break
+        for i in active:
+            _ban_over_budget(progress[i], generator.max_tokens - len(progress[i].tokens))
         tokens = _sample_step(model, progress, active, logits, generator, rng)
         feeds: list[tuple[Any, np.ndarray]] = []
         still: list[int] = []
@@ -403,6 +406,17 @@ def _sample_step(
             row.logprobs.append(logprob)
         result.append(token)
     return result
+
+
+def _ban_over_budget(row: RowProgress, remaining: int) -> None:
+    """Near the end of the budget, ban the tokens after which the constraint could not
+    be completed in time (``backends.closing``): the span ends cleanly, not cut."""
+    index = row.index
+    if index is None:
+        return
+    over = over_budget_tokens(index, row.state, remaining)
+    if len(over):
+        row.banned.setdefault(len(row.tokens), set()).update(over.tolist())
 
 
 def _apply_bans(logits: torch.Tensor, rows: Sequence[RowProgress]) -> torch.Tensor:
@@ -658,6 +672,9 @@ def step(
     if live:
         order = list(progress)
         positions = [order.index(i) for i in live]
+        for i in live:
+            row = progress[i]
+            _ban_over_budget(row, generator.max_tokens - before[i] - len(row.tokens))
         chosen = _sample_step(model, rows, positions, logits[live].to(model.device), generator, rng)
         for i, token in zip(live, chosen):
             if token is None:

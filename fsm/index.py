@@ -32,6 +32,36 @@ from fsm.errors import ConstraintTooLarge, FsmError
 from fsm.token_index import order_by_token, pack_bitmask, walk_trie
 from fsm.vocabulary import Vocabulary
 
+COMPLETION_BUDGET = 256
+"""States a shortest-completion search may visit before it gives up (answers None)."""
+
+_UNKNOWN = object()  # memo sentinel: no search yet
+
+
+def _breadth_first_completion(index: TokenIndex, start: int) -> bytearray | None:
+    """Bytes of a shortest path from ``start`` to a final state, lowest bytes first."""
+    parents: dict[int, tuple[int, int]] = {start: (start, -1)}
+    frontier = [start]
+    while frontier:
+        following: list[int] = []
+        for state in frontier:
+            if index.is_final(state):
+                path = bytearray()
+                while state != start:
+                    state, byte = parents[state]
+                    path.append(byte)
+                path.reverse()
+                return path
+            for byte in np.flatnonzero(index._table[state] != DEAD).tolist():
+                target = int(index._table[state, byte])
+                if target not in parents:
+                    parents[target] = (state, byte)
+                    following.append(target)
+            if len(parents) > COMPLETION_BUDGET:
+                return None
+        frontier = following
+    return None
+
 
 def _read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
@@ -69,6 +99,7 @@ class TokenIndex:
         self._next: list[np.ndarray] = []
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
+        self._completions: dict[int, bytes | None] = {}
         self.initial_state = int(automaton.initial)
         self._discover(np.asarray([self.initial_state], np.int32))
         if eager:
@@ -145,6 +176,27 @@ class TokenIndex:
                 raise FsmError("automaton has a forced cycle with no final state")
             seen.add(state)
         return bytes(forced)
+
+    def shortest_completion(self, state: int) -> bytes | None:
+        """The shortest byte string leading from ``state`` to a final state (among
+        equally short ones, the one with the lowest bytes), or None when no final
+        state is found within ``COMPLETION_BUDGET`` states. Memoised per state, along
+        with every state on the path found (a suffix of a shortest path is shortest).
+        Used to close a span cleanly when its token budget runs out."""
+        self._check_state(state)
+        known = self._completions.get(state, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
+        path = _breadth_first_completion(self, state)
+        if path is None:
+            self._completions[state] = None
+            return None
+        current = state
+        for position in range(len(path)):
+            self._completions.setdefault(current, bytes(path[position:]))
+            current = int(self._table[current, path[position]])
+        self._completions.setdefault(current, b"")
+        return self._completions[state]
 
     def bitmask_table(self) -> np.ndarray:
         """Read-only int32 [num_rows_built, words]: every built row's bitmask."""

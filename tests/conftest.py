@@ -4,6 +4,13 @@ and the real default model (session-scoped, used by the slow end-to-end tests)."
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
+
+# One hypothesis profile for every run: derandomized (the same examples each time, so a
+# green run means the same thing twice) and without per-example deadlines (the first
+# example of a test pays for lazy compilation and numba; timing is the benchmarks' job).
+settings.register_profile("seqstate", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile("seqstate")
 
 
 @pytest.fixture(scope="session")
