@@ -41,13 +41,22 @@ def _row_summary(row: Row, width: int) -> str:
     return " · ".join(parts)
 
 
+def row_label(shape: tuple[int, int], b: int, k: int) -> str:
+    """The index that picks row `(b, k)` under the shape rule of `s[...]`: `[b, k]` on a
+    full grid, `[b]` or `[k]` when one axis has size 1, nothing on a 1x1 state (where
+    `s[i:j]` cuts characters)."""
+    keys = [str(i) for i, size in zip((b, k), shape) if size > 1]
+    return f"[{', '.join(keys)}] " if keys else ""
+
+
 def state_repr(state: SequenceState, width: int = 60, max_rows: int = 8) -> str:
-    """Shape and engine, then one line per row (at most `max_rows`)."""
+    """Shape and engine, then one line per row (at most `max_rows`), labelled with the
+    index that selects it."""
     lines = [f"SequenceState(shape={state.shape}, engine={type(state.engine).__name__})"]
     samples = state.shape[1]
     for index, row in enumerate(state.rows[:max_rows]):
         b, k = divmod(index, samples)
-        lines.append(f"  [{b}, {k}] {_row_summary(row, width)}")
+        lines.append(f"  {row_label(state.shape, b, k)}{_row_summary(row, width)}")
     if len(state.rows) > max_rows:
         lines.append(f"  … {len(state.rows) - max_rows} more rows")
     return "\n".join(lines)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+import numpy as np
+
 from seqstate.errors import ShapeMismatch, StateIndexError
 
 Shape = tuple[int, int]
@@ -34,10 +36,19 @@ def broadcast_cells(shape: Shape, target: Shape) -> list[int]:
     ]
 
 
-def expand_key(key: Any) -> tuple[Any, Any, Any]:
-    """`(batch, samples, text)` parts of an index; `Ellipsis` and missing parts select all
-    (`None` for the text part means "keep the text whole")."""
+def expand_key(key: Any, shape: Shape) -> tuple[Any, Any, Any]:
+    """`(batch, samples, last)` parts of an index on a state of `shape`; `last` cuts
+    characters (or tokens), `None` keeps the text whole.
+
+    The rule of outlines PR #781 (docs/design.md, "Indexing"): three keys are always
+    `(batch, samples, last)`, and so is a key with `...` (which fills the missing parts
+    with `:`). Fewer keys address the axes of size > 1, batch first; one key more than
+    those axes makes the last key cut the text. So a 1x1 state takes `s[i:j]`, a batch
+    of one `s[k, i:j]`, one sample per row `s[b, i:j]`, and a full grid `s[b]` or
+    `s[b, k]`."""
     parts = list(key) if isinstance(key, tuple) else [key]
+    if any(part is None for part in parts):
+        raise StateIndexError("None is not an index: use an int, a slice or '...'")
     ellipses = sum(part is Ellipsis for part in parts)
     if ellipses > 1:
         raise StateIndexError("an index can hold at most one '...'")
@@ -45,12 +56,19 @@ def expand_key(key: Any) -> tuple[Any, Any, Any]:
     if explicit > 3:
         raise StateIndexError(f"too many indices ({explicit}): batch, samples, characters")
     if ellipses:
-        at = next(i for i, part in enumerate(parts) if part is Ellipsis)
+        at = parts.index(Ellipsis)
         parts[at : at + 1] = [slice(None)] * (3 - explicit)
-    text = parts[2] if len(parts) == 3 else None
-    while len(parts) < 2:
-        parts.append(slice(None))
-    return parts[0], parts[1], text
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    free = [axis for axis in (0, 1) if shape[axis] > 1]
+    last = None
+    if len(parts) > len(free):
+        last = parts.pop()
+        free += [axis for axis in (0, 1) if axis not in free]
+    axes = [slice(None), slice(None)]
+    for axis, part in zip(free, parts):
+        axes[axis] = part
+    return axes[0], axes[1], last
 
 
 def select(size: int, index: Any, axis: str) -> list[int]:
@@ -77,6 +95,8 @@ def resolve_range(index: Any, length: int, unit: str) -> tuple[int, int]:
 
 def _position(index: Any, size: int, what: str, noun: str) -> int:
     """An int index within ``size`` items, negatives counted from the end."""
+    if isinstance(index, bool | np.bool_):
+        raise StateIndexError(f"{what} index must be an int or a slice, not a bool")
     try:
         position = operator.index(index)
     except TypeError:

@@ -155,7 +155,8 @@ class SequenceState:
 
     @property
     def tokens(self) -> TokenView:
-        """Token-level indexing: `s.tokens[b, k, i:j]` keeps tokens `i..j-1` exactly."""
+        """Token-level indexing: `s.tokens[b, k, i:j]` keeps tokens `i..j-1` exactly
+        (with the shortcuts of `s[...]`: `s.tokens[i:j]` on a 1x1 state, ...)."""
         return TokenView(self)
 
     def capture(self, name: str) -> Any:
@@ -172,12 +173,16 @@ class SequenceState:
         return values[0][0] if self.shape == (1, 1) else values
 
     def __getitem__(self, key: Any) -> Any:
+        """`s["name"]` reads a capture; any other key selects rows and cuts characters
+        by the shape rule of `seqstate.indexing.expand_key`: `s[b, k, i:j]` always, and
+        the shortcuts `s[i:j]` (1x1), `s[k, i:j]` (batch of one), `s[b, i:j]` (one
+        sample per row). Integer indices keep their axis, with size 1."""
         if isinstance(key, str):
             return self.capture(key)
-        return self._index(key, _slice_row_chars, "character")
+        return self._index(key, _slice_row_chars)
 
-    def _index(self, key: Any, cut: Callable[[Row, Any], Row], unit: str) -> SequenceState:
-        batch_key, sample_key, last = expand_key(key)
+    def _index(self, key: Any, cut: Callable[[Row, Any], Row]) -> SequenceState:
+        batch_key, sample_key, last = expand_key(key, self.shape)
         batches = select(self.shape[0], batch_key, "batch")
         samples = select(self.shape[1], sample_key, "samples")
         rows = [self.rows[b * self.shape[1] + k] for b in batches for k in samples]
@@ -186,18 +191,23 @@ class SequenceState:
         return self.with_rows(rows, (len(batches), len(samples)))
 
     def __len__(self) -> int:
-        """Number of rows (`batch * samples`), consistent with iteration."""
-        return len(self.rows)
+        """Number of items `list(s)` gives: `batch` if it is > 1, else `samples`."""
+        return self.shape[0] if self.shape[0] > 1 else self.shape[1]
 
-    def __iter__(self) -> Iterator[SequenceState]:
-        """Each row as a 1x1 state, row-major."""
-        return (self.with_rows([row], (1, 1)) for row in self.rows)
+    def __iter__(self) -> Iterator[Any]:
+        """The row texts, as in outlines PR #781: one str per row when at most one axis
+        has size > 1 (so a 1x1 state gives a list of one str, never its characters),
+        a list of str per batch entry when both do. `s.texts` is always nested."""
+        texts = self.texts
+        if self.shape[0] > 1 and self.shape[1] > 1:
+            return iter(texts)
+        return (text for row in texts for text in row)
 
     def __str__(self) -> str:
         if self.shape != (1, 1):
             raise NotScalarState(
                 f"str() needs a 1x1 state, this one has shape {self.shape}; "
-                "read s.texts, or pick one row first: str(s[b, k])"
+                "read s.texts or list(s), or pick one row first: str(s[b, k, :])"
             )
         return self.rows[0].text
 
@@ -277,13 +287,14 @@ class SequenceState:
 
 
 class TokenView:
-    """`state.tokens[...]`: like `state[...]`, but the last index counts tokens."""
+    """`state.tokens[...]`: like `state[...]` (the same shape rule), but the last index
+    counts tokens."""
 
     def __init__(self, state: SequenceState) -> None:
         self._state = state
 
     def __getitem__(self, key: Any) -> SequenceState:
-        return self._state._index(key, _slice_row_tokens, "token")
+        return self._state._index(key, _slice_row_tokens)
 
 
 def batch(states: Sequence[SequenceState]) -> SequenceState:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seqstate import Detokenizer
+from seqstate import Detokenizer, SequenceState, StateIndexError
 from tests.strategies import (
     char_slices,
     generated_states,
@@ -94,7 +94,8 @@ def test_fork_rows_are_equal_and_shared(engine, id_runs, data, n):
     forked = (s + data.draw(states(engine, id_runs))).fork(n)
     assert forked.shape == (1, n)
     assert all(row is forked.rows[0] for row in forked.rows)
-    assert all(part == forked[0, 0] for part in forked)
+    assert list(forked) == [forked.texts[0][0]] * n
+    assert all(forked[0, k, :] == forked[0, 0, :] for k in range(n))
 
 
 @SETTINGS
@@ -149,3 +150,73 @@ def test_detokenizer_chunks_equal_tokenizer_decode(smol_tokenizer, smol_vocabula
     state, last = detokenizer.finish(state)
     chunks.append(last.text)
     assert "".join(chunks) == smol_tokenizer.decode(ids)
+
+
+# ---------------------------------------------------------------- indexing by shape
+
+
+@st.composite
+def grids(draw: st.DrawFn, engine, ids) -> SequenceState:
+    """A state of random shape (1..3 x 1..3) whose rows are drawn like user states."""
+    shape = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    rows = [draw(states(engine, ids, max_parts=2)).row(0) for _ in range(shape[0] * shape[1])]
+    return SequenceState(engine, tuple(rows), shape)
+
+
+def axis_keys(size: int) -> st.SearchStrategy:
+    """An int (possibly negative, possibly out of range) or a slice along an axis."""
+    return st.integers(-size - 1, size) | char_slices(size + 1)
+
+
+def outcome(read):
+    """The value of ``read()``, or the type of the typed error it raised."""
+    try:
+        return read()
+    except StateIndexError as error:
+        return type(error)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_shortcut_index_equals_the_three_key_index(engine, id_runs, data):
+    s = data.draw(grids(engine, id_runs))
+    batch_key, sample_key = data.draw(axis_keys(s.shape[0])), data.draw(axis_keys(s.shape[1]))
+    text_key = data.draw(st.integers(-12, 12) | char_slices(12))
+    free = [key for key, size in zip((batch_key, sample_key), s.shape) if size > 1]
+    full = (batch_key if s.shape[0] > 1 else 0, sample_key if s.shape[1] > 1 else slice(None))
+    if len(free) == 2:  # no shortcut: the keys are (batch, samples), whole texts
+        assert outcome(lambda: s[tuple(free)]) == outcome(lambda: s[(*full, slice(None))])
+        assert outcome(lambda: s[free[0]]) == outcome(lambda: s[free[0], :, :])
+    else:
+        key = (*free, text_key)
+        assert outcome(lambda: s[key]) == outcome(lambda: s[(*full, text_key)])
+        assert outcome(lambda: s.tokens[key]) == outcome(lambda: s.tokens[(*full, text_key)])
+        if free:  # the whole texts of the chosen rows
+            assert outcome(lambda: s[free[0]]) == outcome(lambda: s[(*full, slice(None))])
+    assert outcome(lambda: s[..., text_key]) == outcome(lambda: s[:, :, text_key])
+
+
+@SETTINGS
+@given(data=st.data(), cut=char_slices())
+def test_one_key_on_a_1x1_state_cuts_its_text(engine, id_runs, data, cut):
+    s = data.draw(states(engine, id_runs))
+    assert str(s[cut]) == str(s)[cut]
+    assert s[cut] == s[0, 0, cut] == s[-1, cut]
+    assert s.tokens[cut] == s.tokens[0, 0, cut]
+    for i in range(-len(str(s)), len(str(s))):
+        assert str(s[i]) == str(s)[i]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_iteration_matches_texts(engine, id_runs, data):
+    s = data.draw(grids(engine, id_runs))
+    items = list(s)
+    assert len(s) == len(items)
+    if s.shape[0] > 1 and s.shape[1] > 1:
+        assert items == s.texts
+    else:
+        assert items == [text for row in s.texts for text in row]
+    assert all(isinstance(item, str) for item in items) or all(
+        isinstance(text, str) for row in items for text in row
+    )

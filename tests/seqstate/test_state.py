@@ -172,11 +172,50 @@ def test_str_needs_one_row(grid):
         str(grid)
 
 
-def test_len_and_iteration_are_over_rows(grid):
-    rows = list(grid)
-    assert len(grid) == len(rows) == 6
-    assert [str(r) for r in rows] == ["a0", "a1", "a2", "b0", "b1", "b2"]
-    assert all(r.shape == (1, 1) for r in rows)
+def test_iteration_gives_texts_shaped_like_the_state(engine, grid):
+    assert list(grid) == [["a0", "a1", "a2"], ["b0", "b1", "b2"]] and len(grid) == 2
+    column = SequenceState.from_text(engine, ["x", "y"])
+    assert list(column) == ["x", "y"] and len(column) == 2
+    assert list(grid[0]) == ["a0", "a1", "a2"] and len(grid[0]) == 3
+    one = SequenceState.from_text(engine, "only")
+    assert list(one) == ["only"] and len(one) == 1  # never the characters
+
+
+def test_shortcuts_follow_the_shape(engine, grid):
+    one = SequenceState.from_text(engine, "Hello world")
+    assert str(one[0:5]) == "Hello" and str(one[-5:]) == "world"
+    assert str(one[4]) == "o"  # one key on a 1x1 state: a character
+    assert one[0, 0:5] == one[0, 0, 0:5] == one[-1, 0:5]
+    assert one.tokens[1:] == one.tokens[0, 0, 1:]
+    samples = SequenceState.from_text(engine, [["a0", "a1", "a2"]])
+    assert samples[2].texts == [["a2"]]  # a batch of one: the key picks a sample
+    assert str(samples[1, 1:]) == "1" and samples[1, 1:] == samples[0, 1, 1:]
+    column = SequenceState.from_text(engine, ["x0", "y0"])
+    assert column[1].texts == [["y0"]] and str(column[1, :1]) == "y"
+    assert column[:, 1:].texts == [["0"], ["0"]]
+    assert grid[1, 2].texts == [["b2"]]  # both axes > 1: no shortcut
+    assert grid[1, 2, 1:].texts == [["2"]]
+
+
+def test_shortcut_index_errors_are_typed(engine):
+    one = SequenceState.from_text(engine, "abc")
+    samples = SequenceState.from_text(engine, [["a0", "a1"]])
+    for state, key in [
+        (one, 3),
+        (one, -4),
+        (one, (1, 0)),
+        (one, b"x"),
+        (one, True),
+        (one, None),
+        (one, slice(0, 2, 2)),
+        (samples, 2),
+        (samples, (0, 5)),
+        (samples, (0, 0, 0, 0)),
+    ]:
+        with pytest.raises(StateIndexError):
+            state[key]
+    with pytest.raises(StateIndexError):
+        one.tokens[5]
 
 
 def test_token_ids_and_logprobs(engine):
@@ -264,3 +303,16 @@ def test_operands_survive_failed_operations(engine):
     with pytest.raises(ShapeMismatch):
         a + b
     assert (a.texts, b.texts, a.rows, b.rows) == before
+
+
+def test_repr_shows_the_shape_and_labels_rows_by_their_index(engine, grid):
+    assert repr(grid).splitlines()[1].startswith("  [0, 0] 'a0'")
+    column = SequenceState.from_text(engine, ["x", "y"])
+    assert repr(column).splitlines()[1:] == ["  [0] 'x' · 1 tok", "  [1] 'y' · 1 tok"]
+    samples = SequenceState.from_text(engine, [["x", "y"]])
+    assert repr(samples).splitlines()[2] == "  [1] 'y' · 1 tok"
+    one = SequenceState.from_text(engine, "x")
+    assert repr(one).splitlines() == [
+        "SequenceState(shape=(1, 1), engine=FakeEngine)",
+        "  'x' · 1 tok",
+    ]
