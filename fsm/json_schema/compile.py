@@ -17,7 +17,7 @@ import json
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
@@ -409,6 +409,10 @@ class SchemaCompiler:
         step = _number(node.get("multipleOf"))
         if step is not None and step <= 0:
             step = None
+        if _no_value_between(low, low_excl, high, high_excl, Decimal(1) if integer else None):
+            return EMPTY
+        if step is not None and _no_value_between(low, low_excl, high, high_excl, step):
+            return EMPTY
         if low is None and high is None and step is None:
             if not integer:
                 return NUMBER
@@ -618,6 +622,22 @@ class SchemaCompiler:
                 alt(cat(string_of(some), rest(self.any)), cat(outside(some), rest(additional)))
             )
         return intersect(*parts)
+
+
+def _no_value_between(
+    low: Decimal | None, low_excl: bool, high: Decimal | None, high_excl: bool, step: Decimal | None
+) -> bool:
+    """Whether no multiple of ``step`` (any number when None) lies within the bounds:
+    such a node is empty, which the checker alone (it over-approximates viability)
+    would not show."""
+    if low is None or high is None:
+        return False
+    if step is None:
+        return low > high or (low == high and (low_excl or high_excl))
+    first = (low / step).to_integral_value(rounding=ROUND_CEILING) * step
+    if low_excl and first == low:
+        first += step
+    return first > high or (high_excl and first == high)
 
 
 def _lower_bound(node: dict) -> tuple[Decimal | None, bool]:
