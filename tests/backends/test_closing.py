@@ -22,8 +22,14 @@ SPECS = [
     fsm.JsonSchema(
         {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}},
         whitespace_max=0,
+        extra_keys=False,
+        plain_integers=True,  # ss.json's defaults
     ),
-    fsm.JsonSchema({"type": "array", "items": {"type": "array"}, "minItems": 2}, whitespace_max=0),
+    fsm.JsonSchema(
+        {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}, "minItems": 2},
+        whitespace_max=0,
+        plain_integers=True,
+    ),
 ]
 
 
