@@ -21,12 +21,21 @@ findable by that hash (an LRU of evictable blocks, reclaimed only when the free 
 is empty), and `match_prefix` turns the longest run of cached full blocks at the
 start of a token sequence into a handle, so the same prompt built twice is computed
 once.
+
+Threads: the pool's bookkeeping (reference counts, free list, prefix cache) is guarded
+by its own lock, so handles may be created (`KVRef.prefix` while slicing a state) and
+dropped from any thread. A dropped handle's blocks are only queued (`release`): the
+garbage collector may finalize a handle in the middle of a pool operation, even in the
+thread running it, so the queue is drained at the start of the next operation, under
+the lock. Forward passes that write K/V into the storage are serialized by the owning
+model's lock (`backends.model`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
+import threading
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -78,13 +87,26 @@ class KVPool:
         self._evictable: OrderedDict[int, None] = OrderedDict()  # unowned findable blocks, LRU
         self.tokens_computed = 0
         self.tokens_reused = 0
+        self._lock = threading.RLock()
+        self._released: deque[np.ndarray] = deque()  # blocks of dropped handles, to decref
 
     # --- reference counting (called by KVRef) -------------------------------------
 
     def incref(self, blocks: np.ndarray) -> None:
-        self._refs[blocks] += 1  # a handle's blocks are distinct, so fancy += is exact
+        with self._lock:
+            self._refs[blocks] += 1  # a handle's blocks are distinct, so fancy += is exact
 
-    def decref(self, blocks: np.ndarray) -> None:
+    def release(self, blocks: np.ndarray) -> None:
+        """Queue the blocks of a dropped handle (safe from any thread, at any point)."""
+        self._released.append(blocks)
+
+    def collect(self) -> None:
+        """Give back the references of dropped handles (see the module doc)."""
+        with self._lock:
+            while self._released:
+                self._decref(self._released.popleft())
+
+    def _decref(self, blocks: np.ndarray) -> None:
         self._refs[blocks] -= 1
         dead = blocks[self._refs[blocks] == 0]
         for block in dead.tolist():
@@ -105,6 +127,13 @@ class KVPool:
         Copy-on-write copies of shared partial blocks are made here, in one tensor op.
         Raises `OutOfKVMemory` before touching anything when the pool cannot grow enough.
         """
+        with self._lock:
+            self.collect()
+            return self._extend(bases, tokens)
+
+    def _extend(
+        self, bases: Sequence[KVRef | None], tokens: Sequence[np.ndarray]
+    ) -> tuple[list[KVRef], list[np.ndarray]]:
         bs = self.block_size
         lengths = [0 if base is None else base.length for base in bases]
         worst = sum(-(-(n0 + len(t)) // bs) - n0 // bs for n0, t in zip(lengths, tokens))
@@ -186,6 +215,10 @@ class KVPool:
         """File the full blocks of `ref` by content hash; call once their K/V is written."""
         if not self.prefix_cache:
             return
+        with self._lock:
+            self._publish(ref)
+
+    def _publish(self, ref: KVRef) -> None:
         blocks = ref.block_ids.tolist()
         full = ref.length // self.block_size
         first = full
@@ -201,6 +234,11 @@ class KVPool:
         at least one token to compute (its logits are needed); None when nothing matches."""
         if not self.prefix_cache:
             return None
+        with self._lock:
+            self.collect()
+            return self._match_prefix(tokens)
+
+    def _match_prefix(self, tokens: np.ndarray) -> KVRef | None:
         bs = self.block_size
         blocks: list[int] = []
         previous = b""
@@ -241,6 +279,7 @@ class KVPool:
 
     @property
     def blocks_used(self) -> int:
+        self.collect()
         return int(np.count_nonzero(self._refs)) - 1
 
     @property
@@ -250,10 +289,12 @@ class KVPool:
     def kv_stats(self) -> dict[str, int]:
         """`tokens_computed`: positions run through the model; `tokens_reused`: positions
         that a recompute from scratch of every requested row would have run on top of that."""
+        with self._lock:
+            used, cached = self.blocks_used, len(self._evictable)
         return {
             "block_size": self.block_size,
-            "blocks_used": self.blocks_used,
-            "blocks_cached": len(self._evictable),
+            "blocks_used": used,
+            "blocks_cached": cached,
             "blocks_total": self.blocks_total,
             "bytes_per_block": 2 * self.keys[:, 0].numel() * self.keys.element_size(),
             "tokens_computed": self.tokens_computed,

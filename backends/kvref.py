@@ -5,6 +5,9 @@ blocks; the reference is given back by a `weakref.finalize` when the handle is
 collected, so a handle caught in a reference cycle is still released by the garbage
 collector. Only the pool creates handles (`KVPool.extend`), apart from `prefix`, which
 shares blocks and copies nothing.
+
+The finalizer only queues the blocks (`KVPool.release`): it may run in any thread and
+at any point, even in the middle of a pool operation, so it must not touch the counts.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class KVRef:
         self._blocks = blocks
         self._length = length
         pool.incref(blocks)
-        weakref.finalize(self, pool.decref, blocks).atexit = False
+        weakref.finalize(self, pool.release, blocks).atexit = False
 
     @property
     def pool(self) -> KVPool:

@@ -3,7 +3,7 @@
 A token index builds one packed int32 row per visited state and only ever appends
 rows. ``DeviceMasks`` mirrors each index's table on the device and uploads just the
 rows built since the last gather, so a decode step moves state numbers to the device,
-not masks.
+not masks. A model's masks are used under its lock (docs/design.md, "Threads").
 """
 
 from __future__ import annotations

@@ -4,10 +4,16 @@ A ``Model`` owns everything with a lifetime tied to the weights: the runner and 
 block pool, the vocabulary seen by the constraint compiler, and the cache of compiled
 token indexes. Calling it on text gives a ``SequenceState``; generators extend states
 through ``generate``.
+
+Threads: ``lock`` (reentrant) serializes everything that runs the model or touches
+its KV pool storage, device masks and counters: ``generate``, ``step``, and each step
+of a ``stream``. A call made from several threads therefore gives each caller the
+result it would get alone (docs/design.md, "Threads").
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +45,9 @@ class Model:
         restrict_head: bool = True,
     ) -> None:
         self.hf_model = hf_model.eval()
+        # Held while the model runs (generate, step, one step of a stream); code that
+        # drives ``runner`` itself from several threads takes it too.
+        self.lock = threading.RLock()
         self.progress = progress  # True: a tqdm bar per generation; a callable gets (done, total)
         # Append the text a constraint forces without sampling it (one forward pass).
         self.jump_forward = jump_forward
@@ -70,7 +79,8 @@ class Model:
     def generate(self, state: SequenceState, generator: Any) -> SequenceState:
         from backends.generation import generate
 
-        return generate(self, state, generator)
+        with self.lock:
+            return generate(self, state, generator)
 
     # ------------------------------------------------------------------ user API
 
@@ -101,12 +111,14 @@ class Model:
         """One token per row from logits computed by the caller (see ``generation.step``)."""
         from backends.generation import step
 
-        return step(self, state, logits, generator, rng=rng)
+        with self.lock:
+            return step(self, state, logits, generator, rng=rng)
 
     def stream(self, state: SequenceState, *parts: Any) -> Stream:
         """Append ``parts`` (text, states, generators) to ``state`` as ``+`` would,
         yielding each row's new text as it settles; ``.state`` is the result after the
-        loop (see ``backends.streaming``)."""
+        loop (see ``backends.streaming``). The model's lock is held during each step,
+        not between them, so streams may be interleaved, in one thread or several."""
         return Stream(self, state, parts)
 
     def index(self, spec: Any, *, eager: bool = False) -> fsm.TokenIndex:

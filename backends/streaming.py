@@ -32,11 +32,13 @@ class Stream(Iterator[Chunks]):
         if not parts:
             raise ValueError("stream() needs at least one part to append (text or a generator)")
         self._steps = _run(model, state, parts)
+        self._lock = model.lock  # held for one step: other calls run between steps
         self.state: SequenceState | None = None
 
     def __next__(self) -> Chunks:
         try:
-            return next(self._steps)
+            with self._lock:
+                return next(self._steps)
         except StopIteration as done:
             self.state = done.value
             raise

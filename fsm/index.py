@@ -17,11 +17,17 @@ for the rows it holds; states met later need their rows built and the table re-c
 
 A state is accepted once the index has met it: the initial state, or any state
 returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
-``ValueError``. Not thread-safe: the index grows as it is queried.
+``ValueError``.
+
+Threads: the index grows as it is queried, so everything that expands states or builds
+rows (and the automaton, which only the index drives) runs under the index's lock. A
+row already built is read without it: rows are published (``_row_of``) only once
+complete and never change, so the hot path of a decode step takes no lock.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable
 
@@ -100,6 +106,7 @@ class TokenIndex:
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
         self._completions: dict[int, bytes | None] = {}
+        self._lock = threading.RLock()
         self.initial_state = int(automaton.initial)
         self._discover(np.asarray([self.initial_state], np.int32))
         if eager:
@@ -137,10 +144,11 @@ class TokenIndex:
 
     def is_final(self, state: int) -> bool:
         """Whether the text read up to ``state`` is a complete match."""
-        self._check_state(state)
-        if not self._expanded[state]:
-            self._expand(state)
-        return bool(self._final[state])
+        with self._lock:
+            self._check_state(state)
+            if not self._expanded[state]:
+                self._expand(state)
+            return bool(self._final[state])
 
     def bitmask(self, state: int) -> np.ndarray:
         """Read-only packed int32 mask of ``allowed_tokens(state)`` (layout: module doc)."""
@@ -151,31 +159,33 @@ class TokenIndex:
 
     def step_bytes(self, state: int, data: bytes) -> int:
         """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
-        self._check_state(state)
-        for byte in data:
-            if not self._expanded[state]:
-                self._expand(state)
-            state = int(self._table[state, byte])
-            if state == DEAD:
-                return DEAD
-        return state
+        with self._lock:
+            self._check_state(state)
+            for byte in data:
+                if not self._expanded[state]:
+                    self._expand(state)
+                state = int(self._table[state, byte])
+                if state == DEAD:
+                    return DEAD
+            return state
 
     def forced_bytes(self, state: int) -> bytes:
         """The longest byte string forced from ``state``: while the state is not final
         and exactly one byte keeps it alive, take that byte (for jump-forward)."""
-        self._check_state(state)
-        forced = bytearray()
-        seen = {state}
-        while not self.is_final(state):
-            live = np.flatnonzero(self._table[state] != DEAD)
-            if len(live) != 1:
-                break
-            forced.append(int(live[0]))
-            state = int(self._table[state, live[0]])
-            if state in seen:
-                raise FsmError("automaton has a forced cycle with no final state")
-            seen.add(state)
-        return bytes(forced)
+        with self._lock:
+            self._check_state(state)
+            forced = bytearray()
+            seen = {state}
+            while not self.is_final(state):
+                live = np.flatnonzero(self._table[state] != DEAD)
+                if len(live) != 1:
+                    break
+                forced.append(int(live[0]))
+                state = int(self._table[state, live[0]])
+                if state in seen:
+                    raise FsmError("automaton has a forced cycle with no final state")
+                seen.add(state)
+            return bytes(forced)
 
     def shortest_completion(self, state: int) -> bytes | None:
         """The shortest byte string leading from ``state`` to a final state (among
@@ -183,6 +193,10 @@ class TokenIndex:
         state is found within ``COMPLETION_BUDGET`` states. Memoised per state, along
         with every state on the path found (a suffix of a shortest path is shortest).
         Used to close a span cleanly when its token budget runs out."""
+        with self._lock:
+            return self._shortest_completion(state)
+
+    def _shortest_completion(self, state: int) -> bytes | None:
         self._check_state(state)
         known = self._completions.get(state, _UNKNOWN)
         if known is not _UNKNOWN:
@@ -200,19 +214,25 @@ class TokenIndex:
 
     def bitmask_table(self) -> np.ndarray:
         """Read-only int32 [num_rows_built, words]: every built row's bitmask."""
-        return _read_only(self._masks[: self.num_rows_built])
+        with self._lock:
+            return _read_only(self._masks[: self.num_rows_built])
 
     def state_rows(self) -> np.ndarray:
         """int32 [num state slots]: row of ``bitmask_table()`` per state, -1 if unbuilt."""
-        rows = np.full(len(self._discovered), -1, np.int32)
-        for state, row in self._row_of.items():
-            rows[state] = row
-        return rows
+        with self._lock:
+            rows = np.full(len(self._discovered), -1, np.int32)
+            for state, row in self._row_of.items():
+                rows[state] = row
+            return rows
 
     def build_all(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Expand every reachable state, then build the row of every state reachable
         from the initial one through tokens. ``progress(rows built, rows known)`` is
         called as rows are built (the known count grows while states are found)."""
+        with self._lock:
+            self._build_all(progress)
+
+    def _build_all(self, progress: Callable[[int, int], None] | None) -> None:
         todo = [self.initial_state]
         while todo:
             state = todo.pop()
@@ -244,8 +264,15 @@ class TokenIndex:
             raise ValueError(f"{state} is not a state of this automaton")
 
     def _row(self, state: int) -> int:
+        """Row of ``state``, built on first use (under the lock; a built row is read
+        without it)."""
         row = self._row_of.get(state)
-        return self._build_row(state) if row is None else row
+        if row is None:
+            with self._lock:
+                row = self._row_of.get(state)
+                if row is None:
+                    row = self._build_row(state)
+        return row
 
     def _build_row(self, state: int) -> int:
         self._check_state(state)

@@ -19,10 +19,16 @@ Two extensions go beyond regular expressions:
   must be guarded: a thunk must consume a byte before it reaches itself again.
 * ``checked(checker, text)``: the strings ``s`` for which ``checker.accepts(text + s)``;
   used where a predicate is exact but not regular-friendly (numbers with bounds).
+
+Threads: the memos on a term (hash, nullability, partition, derivatives) are written
+once with a value any thread would compute alike, so a race only repeats work. A
+thunk's recursion guards are kept per thread, so two threads walking one thunk never
+mistake each other for unguarded recursion, and its body is published once.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterable
 from typing import Protocol
 
@@ -185,35 +191,45 @@ class Thunk(Term):
         self.key = key
         self._make: Callable[[], Term] | None = make
         self._body: Term | None = None
-        self._expanding = False
-        self._visiting = False
+        self._expanding: set[int] = set()  # threads building the body
+        self._visiting: set[int] = set()  # threads inside ``through_body``
 
     def through_body(self, compute: Callable[[Term], object]) -> object:
-        """``compute(body)``, refusing to re-enter: reaching this thunk again before a
-        byte is consumed means the recursion is unguarded and would never end."""
-        if self._visiting:
+        """``compute(body)``, refusing to re-enter: reaching this thunk again (in the same
+        thread) before a byte is consumed means the recursion is unguarded and would
+        never end."""
+        me = threading.get_ident()
+        if me in self._visiting:
             raise InvalidSpec(f"unguarded recursion through {self.key!r}")
-        self._visiting = True
+        self._visiting.add(me)
         try:
             return compute(self.body())
         finally:
-            self._visiting = False
+            self._visiting.discard(me)
 
     def _key(self) -> tuple:
         return (self.key,)
 
     def body(self) -> Term:
-        """The expansion, built once; re-entry without consuming a byte is an error."""
+        """The expansion, built once; re-entry without consuming a byte is an error.
+        Threads that build it at the same time all return the first body published."""
+        if self._body is not None:
+            return self._body
+        make = self._make
+        if make is None:  # another thread published the body meanwhile
+            assert self._body is not None
+            return self._body
+        me = threading.get_ident()
+        if me in self._expanding:
+            raise InvalidSpec(f"unguarded recursion through {self.key!r}")
+        self._expanding.add(me)
+        try:
+            body = make()
+        finally:
+            self._expanding.discard(me)
         if self._body is None:
-            if self._expanding:
-                raise InvalidSpec(f"unguarded recursion through {self.key!r}")
-            self._expanding = True
-            try:
-                assert self._make is not None
-                self._body = self._make()
-            finally:
-                self._expanding = False
-            self._make = None
+            self._body = body
+        self._make = None  # after the body is published: see the check above
         return self._body
 
     def __repr__(self) -> str:
