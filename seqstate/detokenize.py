@@ -6,7 +6,9 @@ are held until the character completes; invalid bytes become U+FFFD exactly as
 `bytes.decode("utf-8", "replace")` and the tokenizers' lossy decoders do), never emits
 text that could still turn out to begin a stop string, and reports where a stop string
 matched so the caller can cut the state at exactly that character. Chunks are final:
-nothing emitted is ever taken back.
+nothing emitted is ever taken back. Stop strings match only at or after the offset
+given to `start(match_from=...)`: text before it (prompt text that token healing
+regenerates) is emitted as is and can neither hold a stop string nor start one.
 
 Style: `Detokenizer` is a frozen configuration and `DetokState` a frozen value;
 `feed(state, token_id)` returns `(new_state, chunk)`, so decode loops can keep one state
@@ -58,6 +60,7 @@ class DetokState:
     at_start: bool = True
     stop: StopMatch | None = None
     finished: bool = False
+    match_from: int = 0  # stop strings match only at character offsets >= this
 
 
 def _utf8_prefix(data: bytes, final: bool) -> tuple[str, bytes]:
@@ -105,9 +108,10 @@ class Detokenizer:
         object.__setattr__(self, "token_bytes", tuple(self.token_bytes))
         object.__setattr__(self, "_stops", tuple(s for s in self.stop_strings if s))
 
-    def start(self) -> DetokState:
-        """The state before any token."""
-        return DetokState()
+    def start(self, match_from: int = 0) -> DetokState:
+        """The state before any token; stop strings will match only at character offsets
+        `>= match_from`."""
+        return DetokState(match_from=match_from)
 
     def feed(self, state: DetokState, token_id: int) -> tuple[DetokState, Chunk]:
         """Decode one more token."""
@@ -145,15 +149,18 @@ class Detokenizer:
         decoded = state.decoded_chars + len(text)
         buffer = state.held_text + text
         buffer_start = decoded - len(buffer)
-        found = _first_stop(buffer, self._stops)
+        free = min(max(state.match_from - buffer_start, 0), len(buffer))  # before match_from
+        searched = buffer[free:]
+        found = _first_stop(searched, self._stops)
         if found is not None:
             at, stop = found
+            at += free
             match = StopMatch(stop, buffer_start + at, buffer_start + at + len(stop))
-            new_state = DetokState(held, "", decoded, at_start, match, finished)
+            new_state = DetokState(held, "", decoded, at_start, match, finished, state.match_from)
             return new_state, Chunk(buffer[:at], decoded, not held, match)
-        keep = 0 if finished else _longest_stop_prefix_suffix(buffer, self._stops)
+        keep = 0 if finished else _longest_stop_prefix_suffix(searched, self._stops)
         emitted, kept = buffer[: len(buffer) - keep], buffer[len(buffer) - keep :]
-        new_state = DetokState(held, kept, decoded, at_start, None, finished)
+        new_state = DetokState(held, kept, decoded, at_start, None, finished, state.match_from)
         return new_state, Chunk(emitted, decoded, not held)
 
 
@@ -167,11 +174,15 @@ class Decoded:
     token_clean: np.ndarray
 
 
-def decode_tokens(detokenizer: Detokenizer, token_ids: Iterable[int]) -> Decoded:
+def decode_tokens(
+    detokenizer: Detokenizer, token_ids: Iterable[int], *, flush: bool = True
+) -> Decoded:
     """Decode a whole run with `detokenizer` (its stop strings are ignored) and flush it.
 
     Bytes still held at the end become U+FFFD and belong to the last token, exactly as a
-    one-shot `bytes.decode(..., "replace")` of the run would give."""
+    one-shot `bytes.decode(..., "replace")` of the run would give. With `flush=False`
+    (a run that will continue) they stay out of the text until their character
+    completes, and the last token is marked as ending inside a character."""
     plain = replace(detokenizer, stop_strings=()) if detokenizer.stop_strings else detokenizer
     current = plain.start()
     pieces: list[str] = []
@@ -182,11 +193,12 @@ def decode_tokens(detokenizer: Detokenizer, token_ids: Iterable[int]) -> Decoded
         pieces.append(chunk.text)
         ends.append(chunk.decoded_chars)
         clean.append(chunk.clean)
-    current, tail = plain.finish(current)
-    pieces.append(tail.text)
-    if ends:
-        ends[-1] = tail.decoded_chars
-        clean[-1] = True
+    if flush:
+        current, tail = plain.finish(current)
+        pieces.append(tail.text)
+        if ends:
+            ends[-1] = tail.decoded_chars
+            clean[-1] = True
     token_ends = np.asarray(ends, dtype=np.int64)
     token_clean = np.asarray(clean, dtype=bool)
     token_ends.flags.writeable = False
