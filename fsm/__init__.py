@@ -11,6 +11,7 @@ from fsm.errors import (
     FsmError,
     InvalidSpec,
     InvalidVocabulary,
+    Unsatisfiable,
     UnsupportedRegex,
     UnsupportedSchema,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "InvalidSpec",
     "InvalidVocabulary",
     "TokenIndex",
+    "Unsatisfiable",
     "UnsupportedRegex",
     "UnsupportedSchema",
     "Vocabulary",

@@ -8,9 +8,10 @@ from typing import Protocol
 from fsm.automaton import ByteAutomaton
 from fsm.cache import IndexCache
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.errors import InvalidSpec
+from fsm.errors import InvalidSpec, Unsatisfiable
 from fsm.index import TokenIndex
-from fsm.terms import EMPTY, Term
+from fsm.satisfiable import empty_because
+from fsm.terms import Term
 from fsm.vocabulary import Vocabulary
 
 DEFAULT_MAX_STATES = 200_000
@@ -24,9 +25,11 @@ class Spec(Protocol):
 
 
 def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAutomaton:
-    """The byte automaton of a spec: its own, or the derivatives of its term."""
+    """The byte automaton of a spec: its own, or the derivatives of its term. Raises
+    ``Unsatisfiable`` when the spec provably accepts no text at all, so an empty
+    constraint fails here rather than after tokens were spent on it."""
     build = getattr(spec, "automaton", None)
-    if callable(build):
+    if callable(build):  # a grammar: lark refuses rules that derive no finite string
         return build(max_states=max_states)
     make_term = getattr(spec, "term", None)
     if not callable(make_term):
@@ -35,11 +38,14 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
             "fsm.JsonSchema or fsm.Grammar"
         )
     term: Term = make_term()
-    if term is EMPTY:
-        raise InvalidSpec(
-            f"{type(spec).__name__} matches no text at all (contradictory constraint)"
-        )
+    reason = empty_because(term)
+    if reason is not None:
+        raise _unsatisfiable(spec, reason)
     return DerivativeAutomaton(term, max_states=max_states)
+
+
+def _unsatisfiable(spec: Spec, reason: str) -> Unsatisfiable:
+    return Unsatisfiable(f"{type(spec).__name__} accepts no text at all: {reason}")
 
 
 def compile(  # noqa: A001 - the public name the issue asks for

@@ -16,6 +16,11 @@ class InvalidSpec(FsmError, ValueError):
     """A constraint spec is malformed (wrong type, empty choice, bad grammar...)."""
 
 
+class Unsatisfiable(InvalidSpec):
+    """A constraint that no text satisfies (contradictory keywords, an empty regex, a
+    required recursion with no base case): refused before any token is spent."""
+
+
 class UnsupportedRegex(FsmError, ValueError):
     """A regex uses a feature the byte automaton cannot express (e.g. backreferences)."""
 

@@ -34,39 +34,15 @@ from collections.abc import Callable
 import numpy as np
 
 from fsm.automaton import DEAD, ByteAutomaton
+from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import ConstraintTooLarge, FsmError
 from fsm.token_index import order_by_token, pack_bitmask, walk_trie
 from fsm.vocabulary import Vocabulary
 
 COMPLETION_BUDGET = 256
-"""States a shortest-completion search may visit before it gives up (answers None)."""
+"""States a shortest-completion search may meet before it answers None."""
 
-_UNKNOWN = object()  # memo sentinel: no search yet
-
-
-def _breadth_first_completion(index: TokenIndex, start: int) -> bytearray | None:
-    """Bytes of a shortest path from ``start`` to a final state, lowest bytes first."""
-    parents: dict[int, tuple[int, int]] = {start: (start, -1)}
-    frontier = [start]
-    while frontier:
-        following: list[int] = []
-        for state in frontier:
-            if index.is_final(state):
-                path = bytearray()
-                while state != start:
-                    state, byte = parents[state]
-                    path.append(byte)
-                path.reverse()
-                return path
-            for byte in np.flatnonzero(index._table[state] != DEAD).tolist():
-                target = int(index._table[state, byte])
-                if target not in parents:
-                    parents[target] = (state, byte)
-                    following.append(target)
-            if len(parents) > COMPLETION_BUDGET:
-                return None
-        frontier = following
-    return None
+_NOT_SEARCHED = object()  # memo sentinel
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -188,29 +164,33 @@ class TokenIndex:
             return bytes(forced)
 
     def shortest_completion(self, state: int) -> bytes | None:
-        """The shortest byte string leading from ``state`` to a final state (among
-        equally short ones, the one with the lowest bytes), or None when no final
-        state is found within ``COMPLETION_BUDGET`` states. Memoised per state, along
-        with every state on the path found (a suffix of a shortest path is shortest).
-        Used to close a span cleanly when its token budget runs out."""
+        """The shortest byte string from ``state`` to a final state (among equally
+        short ones, the lowest), or None when none lies within ``COMPLETION_BUDGET``
+        states of it (every state of a well-formed automaton can be completed, so None
+        means "too far to know cheaply"). Memoised per state, with every state on the
+        path found: a suffix of a shortest lowest completion is one too. Used to close
+        a span cleanly when its token budget runs out."""
         with self._lock:
-            return self._shortest_completion(state)
+            self._check_state(state)
+            known = self._completions.get(state, _NOT_SEARCHED)
+            if known is not _NOT_SEARCHED:
+                return known  # type: ignore[return-value]
+            try:
+                path = shortest_completion(self._successors, state, COMPLETION_BUDGET)
+            except OutOfBudget:
+                path = None
+            self._completions[state] = path
+            if path is not None:
+                for position, byte in enumerate(path):
+                    state = int(self._table[state, byte])
+                    self._completions.setdefault(state, path[position + 1 :])
+            return path
 
-    def _shortest_completion(self, state: int) -> bytes | None:
-        self._check_state(state)
-        known = self._completions.get(state, _UNKNOWN)
-        if known is not _UNKNOWN:
-            return known
-        path = _breadth_first_completion(self, state)
-        if path is None:
-            self._completions[state] = None
-            return None
-        current = state
-        for position in range(len(path)):
-            self._completions.setdefault(current, bytes(path[position:]))
-            current = int(self._table[current, path[position]])
-        self._completions.setdefault(current, b"")
-        return self._completions[state]
+    def completion_distance(self, state: int) -> int | None:
+        """``len(shortest_completion(state))``: the fewest bytes that end the match
+        from ``state`` (None as there: too far to know cheaply)."""
+        completion = self.shortest_completion(state)
+        return None if completion is None else len(completion)
 
     def bitmask_table(self) -> np.ndarray:
         """Read-only int32 [num_rows_built, words]: every built row's bitmask."""
@@ -314,6 +294,12 @@ class TokenIndex:
         grown[: len(self._masks)] = self._masks
         self._masks = grown
         self._mask_views = [_read_only(grown[row]) for row in range(len(self._mask_views))]
+
+    def _successors(self, state: int) -> tuple[np.ndarray, bool]:
+        """``state``'s byte row and finality, expanding it on first use."""
+        if not self._expanded[state]:
+            self._expand(state)
+        return self._table[state], bool(self._final[state])
 
     def _expand(self, state: int) -> np.ndarray:
         """Copy ``state``'s successors into the table; returns its live successors."""

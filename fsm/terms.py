@@ -361,6 +361,8 @@ def intersect(*terms: Term) -> Term:
         return Not(EMPTY)
     if len(members) == 1:
         return next(iter(members))
+    if any(isinstance(part, Not) and part.item in members for part in members):
+        return EMPTY  # a term and its complement
     if EPS in members:
         return EPS if all(nullable(m) for m in members) else EMPTY
     return And(frozenset(members))

@@ -1,0 +1,184 @@
+"""Is a constraint satisfiable at all? Refusing the empty ones before any token is spent.
+
+``empty_because(term)`` answers with a reason when ``term`` provably matches no text,
+and None when it matches some or when its budget runs out (unknown is accepted: the
+check only refuses what it proves). It is a least-fixpoint "productive" analysis over
+the term structure, evaluated on demand:
+
+* ``EPS`` and byte sets are productive, ``EMPTY`` is not; a concatenation is
+  productive when all its items are, a union when one is (tried in order of cost, so
+  the first witness found ends the search), a repetition when it may repeat zero
+  times or its item is productive;
+* a thunk is productive when its body is, where a thunk still being evaluated counts
+  as unproductive. A "no" that relied on such an assumption about an enclosing thunk
+  is not memoised (it may change once that thunk is decided); a "no" that relied only
+  on the thunk itself is final. This is what proves ``{"properties": {"a": {"$ref":
+  "#"}}, "required": ["a"]}`` empty, where a search of the automaton would walk
+  ``{"a":{"a":...`` forever, and it never enumerates every thunk (an object body has
+  one per set of keys used);
+* intersections, complements and checked leaves are not regular syntax: a small
+  breadth-first search of their derivatives decides them, or counts them productive
+  when it runs out.
+
+Only ``UNKNOWN``-free answers are memoised, and every term visit is paid from one
+budget, so the worst case costs a bounded amount on the compile path.
+"""
+
+from __future__ import annotations
+
+from fsm.terms import (
+    EMPTY,
+    EPS,
+    Alt,
+    Bytes,
+    Cat,
+    Repeat,
+    Term,
+    Thunk,
+    byte_partition,
+    derivative,
+    nullable,
+)
+
+VISIT_BUDGET = 20_000
+"""Term visits the productive analysis may make before it answers unknown."""
+
+LEAF_BUDGET = 64
+"""Derivatives the search of one intersection, complement or checked leaf may take."""
+
+_FREE = 1 << 62
+"""Taint of a result that assumed nothing about thunks being evaluated."""
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def empty_because(term: Term, budget: int = VISIT_BUDGET) -> str | None:
+    """Why ``term`` provably matches no text, or None when it may match some (or when
+    more than ``budget`` term visits would be needed to tell)."""
+    if term is EMPTY:
+        return "its constraints contradict each other"
+    analysis = _Productive(budget)
+    try:
+        productive, _ = analysis.visit(term)
+    except _OutOfBudget:
+        return None
+    if productive:
+        return None
+    if not analysis.cycles:
+        return "its constraints contradict each other"
+    names = [_pointer(thunk) for thunk in analysis.cycles]
+    named = [name for name in names if name is not None]
+    where = f"through {named[0]!r} " if named else ""
+    return f"a recursion {where}has no finite instance (no branch ends it)"
+
+
+class _Productive:
+    """One analysis: memoised verdicts, the stack of thunks being evaluated."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.known: dict[Term, bool] = {}
+        self.depth_of: dict[Thunk, int] = {}  # thunks being evaluated -> stack depth
+        self.visits = 0
+        self.cycles: list[Thunk] = []  # thunks found unproductive only through themselves
+
+    def visit(self, term: Term) -> tuple[bool, int]:
+        """``(productive, taint)``: taint is the shallowest stack depth of a thunk being
+        evaluated that a "no" assumed unproductive (``_FREE`` when none)."""
+        known = self.known.get(term)
+        if known is not None:
+            return known, _FREE
+        self.visits += 1
+        if self.visits > self.budget:
+            raise _OutOfBudget
+        if isinstance(term, Thunk):
+            return self._thunk(term)
+        result, taint = self._structure(term)
+        if result or taint == _FREE:
+            self.known[term] = result
+        return result, _FREE if result else taint
+
+    def _thunk(self, term: Thunk) -> tuple[bool, int]:
+        depth = self.depth_of.get(term)
+        if depth is not None:
+            return False, depth
+        depth = len(self.depth_of)
+        self.depth_of[term] = depth
+        try:
+            result, taint = self.visit(term.body())
+        finally:
+            del self.depth_of[term]
+        if not result and taint <= depth:
+            self.cycles.append(term)
+        if result or taint >= depth:
+            self.known[term] = result
+            return result, _FREE
+        return False, taint
+
+    def _structure(self, term: Term) -> tuple[bool, int]:
+        if term is EPS or isinstance(term, Bytes):
+            return True, _FREE
+        if term is EMPTY:
+            return False, _FREE
+        if isinstance(term, Cat):
+            for item in sorted(term.items, key=_cost):
+                result, taint = self.visit(item)
+                if not result:
+                    return False, taint
+            return True, _FREE
+        if isinstance(term, Alt):
+            worst = _FREE
+            for item in sorted(term.items, key=_cost):
+                result, taint = self.visit(item)
+                if result:
+                    return True, _FREE
+                worst = min(worst, taint)
+            return False, worst
+        if isinstance(term, Repeat):
+            return (True, _FREE) if term.lo == 0 else self.visit(term.item)
+        return not _leaf_empty(term, self), _FREE
+
+
+def _cost(term: Term) -> int:
+    """Cheap items first: a union often has a finite branch that ends the search, and a
+    concatenation an empty item."""
+    if term is EPS or term is EMPTY or isinstance(term, Bytes):
+        return 0
+    if isinstance(term, Thunk):
+        return 3
+    if isinstance(term, Cat | Alt | Repeat):
+        return 1
+    return 2
+
+
+def _leaf_empty(term: Term, analysis: _Productive) -> bool:
+    """Whether a bounded breadth-first search of ``term``'s derivatives proves it empty
+    (its visits are paid from the analysis's budget too)."""
+    seen = {term}
+    frontier = [term]
+    while frontier:
+        following = []
+        for current in frontier:
+            if nullable(current):
+                return False
+            labels = byte_partition(current).tolist()
+            for label in dict.fromkeys(labels):
+                target = derivative(current, labels.index(label))
+                if target is not EMPTY and target not in seen:
+                    seen.add(target)
+                    following.append(target)
+            analysis.visits += 1
+            if len(seen) > LEAF_BUDGET or analysis.visits > analysis.budget:
+                return False
+        frontier = following
+    return True
+
+
+def _pointer(term: Thunk) -> str | None:
+    """The JSON pointer of a schema reference's thunk (None for other thunks)."""
+    key = term.key
+    if isinstance(key, tuple) and len(key) >= 3 and key[0] == "schema":
+        return f"#{key[2]}"
+    return None
