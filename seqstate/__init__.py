@@ -3,9 +3,11 @@
 from seqstate.detokenize import Chunk, Decoded, Detokenizer, DetokState, StopMatch, decode_tokens
 from seqstate.engine import Engine, VocabularyLike
 from seqstate.errors import (
+    BacktrackPastSpanStart,
     CaptureParseError,
     DetokenizerFinished,
     EngineMismatch,
+    GenerationError,
     IncompatibleOperand,
     InvalidSegment,
     MissingCapture,
@@ -50,6 +52,8 @@ lazily: importing ``fsm`` loads numba, which ``import seqstate`` does not."""
 __all__ = [
     *_CONSTRAINT_ERRORS,
     "Accept",
+    "BacktrackPastSpanStart",
+    "GenerationError",
     "Backtrack",
     "Beam",
     "Greedy",

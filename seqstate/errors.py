@@ -74,3 +74,12 @@ class DetokenizerFinished(SeqStateError, RuntimeError):
 
 class UnknownTokenId(SeqStateError, ValueError):
     """A token id is outside the vocabulary the detokenizer was built from."""
+
+
+class GenerationError(SeqStateError, RuntimeError):
+    """Generation cannot start or continue (empty row, no allowed token, retries spent...)."""
+
+
+class BacktrackPastSpanStart(GenerationError):
+    """A hook asked to ``Backtrack`` over more tokens than the span has generated: the
+    loop never rewinds into the text before the span (the prompt)."""

@@ -1,14 +1,9 @@
-"""Errors of the decode loop (all ``SeqStateError``s)."""
+"""Errors of the decode loop (all ``SeqStateError``s). They are defined with the other
+errors in ``seqstate.errors``, so ``ss.GenerationError`` needs no torch; this module
+names them for the loop's code."""
 
 from __future__ import annotations
 
-from seqstate.errors import SeqStateError
+from seqstate.errors import BacktrackPastSpanStart, GenerationError
 
-
-class GenerationError(SeqStateError, RuntimeError):
-    """Generation cannot start or continue (empty row, no allowed token, retries spent...)."""
-
-
-class BacktrackPastSpanStart(GenerationError):
-    """A hook asked to ``Backtrack`` over more tokens than the span has generated: the
-    loop never rewinds into the text before the span (the prompt)."""
+__all__ = ["BacktrackPastSpanStart", "GenerationError"]
