@@ -42,6 +42,9 @@ def test_constraint_errors_are_exported_and_rooted_in_seqstate_error():
     for name in ("InvalidSpec", "UnsupportedSchema", "UnsupportedRegex", "ConstraintTooLarge"):
         assert issubclass(getattr(ss, name), ss.SeqStateError)
     assert issubclass(ss.TruncatedCapture, ss.CaptureParseError)
+    assert issubclass(ss.Unsatisfiable, ss.InvalidSpec)
+    assert issubclass(ss.BacktrackPastSpanStart, ss.GenerationError)
+    assert issubclass(ss.GenerationError, ss.SeqStateError)
 
 
 def test_a_single_hook_and_max_retries_are_accepted():
