@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from fsm.json_schema.numbers import NumberChecker
 from fsm.terms import (
     EPS,
     Term,
@@ -18,6 +19,7 @@ from fsm.terms import (
     byte_range,
     byte_set,
     cat,
+    checked,
     literal,
     opt,
     repeat,
@@ -56,8 +58,11 @@ INTEGER_LITERAL = _INT
 """An integer written without fraction or exponent."""
 NUMBER = cat(_INT, opt(_FRACTION), opt(_EXPONENT))
 """Any JSON number."""
-INTEGRAL_NUMBER = cat(_INT, opt(literal(b".0")))
-"""Integers, also written with a zero fraction (``1.0``), as JSON Schema draft 6+ allows."""
+INTEGRAL_NUMBER = checked(NumberChecker(integer=True))
+"""Every number whose value is an integer, as JSON Schema draft 6+ means ``integer``:
+``1.0``, ``1e2``, ``3e+20`` and ``1.5e1`` too (with canonical fraction and exponent,
+and an exponent within ``numbers.MAX_EXPONENT``). Not regular (the exponent must
+outweigh the fraction digits), hence the checker."""
 
 
 def whitespace(max_len: int) -> Term:

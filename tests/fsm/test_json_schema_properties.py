@@ -12,7 +12,7 @@ from decimal import Context, Decimal, localcontext
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fsm.json_schema import matches, schema_term
@@ -98,6 +98,8 @@ schemas = st.recursive(_leaf_schemas(), _compound, max_leaves=6)
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schemas, st.lists(instances, min_size=1, max_size=6))
+@example({"type": "integer"}, [3e20, 1.0, 1e2, 15.0, 1.5, -0.0, 1e-5])  # integer-valued numbers
+@example({"type": "integer", "minimum": 0}, [3e20, 1e2, 1.5])
 def test_verdicts_match_jsonschema(schema: object, values: list) -> None:
     validator = jsonschema.Draft202012Validator(schema)
     term = schema_term(schema)
