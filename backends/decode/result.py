@@ -18,9 +18,9 @@ def span_row(prepared: Prepared, hyp: Hypothesis, plain: Detokenizer) -> Row:
     """The prepared row extended by ``hyp``'s span, cut before its stop string if any.
 
     A span still running (``ss.step``) keeps the bytes of an unfinished character out of
-    its text; a finished one flushes them (as U+FFFD, like ``bytes.decode``). A span cut
-    to nothing by its stop string is kept as an empty segment, so the row still says
-    how its span ended."""
+    its text; a finished one flushes them (as U+FFFD, like ``bytes.decode``). An empty
+    span (an end token first, or a stop string at once) is kept as an empty segment, so
+    the row still says how its span ended and its capture reads as ``""``."""
     base, generator = prepared.row, prepared.generator
     origin = Origin(
         "generated",
@@ -39,7 +39,7 @@ def span_row(prepared: Prepared, hyp: Hypothesis, plain: Detokenizer) -> Row:
     kv = ref if ref is not None and ref.length <= base.n_tokens + len(hyp.tokens) else None
     stop_at = hyp.stop_at
     if stop_at is None:
-        return base.appended(span, kv)
+        return Row(base.segments + (Segment.whole(span),), kv)
     kept = int(np.searchsorted(decoded.token_ends, stop_at, "right"))  # tokens before the stop
     segment = Segment(span, 0, stop_at, 0, kept)
     return Row(base.segments + (segment,), kv_prefix(kv, base.n_tokens + kept))

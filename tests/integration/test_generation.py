@@ -293,6 +293,54 @@ def test_default_model_beam4_matches_transformers(default_model, text):
     assert ours.texts[0][0] == str(prompt) + expected
 
 
+@pytest.mark.slow
+def test_default_model_healed_stop_string_does_not_match_the_prompt(default_model):
+    state = default_model("Hello.") + ss.gen(stop=".", max_tokens=10)
+    assert str(state).startswith("Hello.") and len(str(state)) > len("Hello.")
+
+
+@pytest.mark.slow
+def test_default_model_banned_newline_after_a_chat_prompt(default_model):
+    # the chat template ends in "\n", which healing regenerates: it must not count
+    prompt = default_model.chat([{"role": "user", "content": "Say hello in three words."}])
+    state = prompt + ss.gen(banned="\n", max_tokens=10)
+    new = generated_text(state, prompt)
+    assert new and "\n" not in new
+
+
+@pytest.mark.slow
+def test_default_model_healing_spends_no_budget(default_model):
+    prompt = default_model("The capital of France is")
+    state = prompt + ss.gen(max_tokens=1)
+    assert len(str(state)) > len(str(prompt))
+    assert state.finish_reasons == [["length"]]
+
+
+@pytest.mark.slow
+def test_default_model_beam4_ranks_like_transformers_with_end_tokens(default_model):
+    import torch
+
+    prompt = default_model.chat([{"role": "user", "content": "Reply with one word: yes or no?"}])
+    ours = prompt + ss.gen(max_tokens=12, heal=False, sampler=ss.beam(4))
+    ids = torch.tensor([list(prompt.rows[0].token_ids)])
+    theirs = default_model.hf_model.generate(
+        ids,
+        attention_mask=torch.ones_like(ids),
+        num_beams=4,
+        num_return_sequences=4,
+        max_new_tokens=12,
+        do_sample=False,
+        length_penalty=1.0,
+        early_stopping=False,
+    )
+    texts = [
+        str(prompt) + default_model.tokenizer.decode(t[ids.shape[1] :], skip_special_tokens=True)
+        for t in theirs
+    ]
+    assert "eos" in ours.finish_reasons[0], "the comparison needs hypotheses that ended"
+    assert ours.texts[0] == texts
+
+
 def test_progress_callable_and_forced_token_share(tiny_model):
     seen = []
     tiny_model.progress = lambda done, total: seen.append((done, total))
