@@ -89,9 +89,12 @@ def _run_of(
         return RowRun.start(prepare_row(model, row, generator, plain), rules, None)
     if row.finish_reason is not None:
         return None
-    n = row.segments[-1].n_tokens
-    base = row.slice_tokens(0, row.n_tokens - n)
-    run = RowRun.start(prepare_row(model, base, generator, plain), rules, None)
+    last = row.segments[-1]
+    base = row.slice_tokens(0, row.n_tokens - last.n_tokens)
+    # a piece that resumed an earlier one starts from the state recorded at that cut
+    again = replace(generator, resume=last.origin.resumes)
+    run = RowRun.start(prepare_row(model, base, again, plain), rules, None)
+    n = last.n_tokens
     for token, logprob in zip(row.token_ids[-n:].tolist(), row.token_logprobs[-n:].tolist()):
         run.hyp = commit(run.hyp, token, logprob, run.prepared, rules)
     return run
