@@ -43,7 +43,7 @@ from fsm.terms import (
 VISIT_BUDGET = 20_000
 """Term visits the productive analysis may make before it answers unknown."""
 
-LEAF_BUDGET = 64
+LEAF_BUDGET = 48
 """Derivatives the search of one intersection, complement or checked leaf may take."""
 
 _FREE = 1 << 62
@@ -82,7 +82,7 @@ class _Productive:
         self.known: dict[Term, bool] = {}
         self.depth_of: dict[Thunk, int] = {}  # thunks being evaluated -> stack depth
         self.visits = 0
-        self.cycles: list[Thunk] = []  # thunks found unproductive only through themselves
+        self.cycles: list[Thunk] = []  # thunks found unproductive on a cycle of thunks
 
     def visit(self, term: Term) -> tuple[bool, int]:
         """``(productive, taint)``: taint is the shallowest stack depth of a thunk being
@@ -129,13 +129,13 @@ class _Productive:
                     return False, taint
             return True, _FREE
         if isinstance(term, Alt):
-            worst = _FREE
+            shallowest = _FREE
             for item in sorted(term.items, key=_cost):
                 result, taint = self.visit(item)
                 if result:
                     return True, _FREE
-                worst = min(worst, taint)
-            return False, worst
+                shallowest = min(shallowest, taint)
+            return False, shallowest
         if isinstance(term, Repeat):
             return (True, _FREE) if term.lo == 0 else self.visit(term.item)
         return not _leaf_empty(term, self), _FREE
@@ -154,10 +154,11 @@ def _cost(term: Term) -> int:
 
 
 def _leaf_empty(term: Term, analysis: _Productive) -> bool:
-    """Whether a bounded breadth-first search of ``term``'s derivatives proves it empty
-    (its visits are paid from the analysis's budget too)."""
+    """Whether a breadth-first search of ``term``'s derivatives proves it empty within
+    ``LEAF_BUDGET`` derivatives (each also paid from the analysis's budget)."""
     seen = {term}
     frontier = [term]
+    spent = 0
     while frontier:
         following = []
         for current in frontier:
@@ -165,13 +166,14 @@ def _leaf_empty(term: Term, analysis: _Productive) -> bool:
                 return False
             labels = byte_partition(current).tolist()
             for label in dict.fromkeys(labels):
+                spent += 1
+                analysis.visits += 1
+                if spent > LEAF_BUDGET or analysis.visits > analysis.budget:
+                    return False
                 target = derivative(current, labels.index(label))
                 if target is not EMPTY and target not in seen:
                     seen.add(target)
                     following.append(target)
-            analysis.visits += 1
-            if len(seen) > LEAF_BUDGET or analysis.visits > analysis.budget:
-                return False
         frontier = following
     return True
 

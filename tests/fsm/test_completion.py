@@ -60,9 +60,9 @@ def test_breadth_first_search_equals_brute_force(pattern: str, prefix: str) -> N
     if state == fsm.DEAD:
         return
     found = index.shortest_completion(state)
-    # Languages here are over ALPHABET and a live state completes within a few letters.
-    expected = brute_force_completion(pattern, prefix, longest=8 if found is None else len(found))
-    assert found is not None and found.decode() == expected
+    assert found is not None  # a live state of a small regex completes within the budget
+    # Enumerating up to len(found) finds any shorter or lower completion first.
+    assert found.decode() == brute_force_completion(pattern, prefix, longest=len(found))
     assert index.completion_distance(state) == len(found)
     assert index.is_final(index.step_bytes(state, found))
 
@@ -86,7 +86,6 @@ def test_completion_is_whole_utf8_characters() -> None:
     index = index_of("(é|日)+!")
     assert index.shortest_completion(index.initial_state).decode() == "é!"
     inside = index.step_bytes(index.initial_state, "日".encode()[:1])
-    assert index.shortest_completion(inside).decode("utf-8", "replace") != ""
     assert ("日".encode()[:1] + index.shortest_completion(inside)).decode() == "日!"
 
 
