@@ -20,7 +20,7 @@ and tree, and reports both side by side: that is how a change of the decode loop
 checked for regressions.
 
     .venv/bin/python benchmarks/decode.py [--tokens 32] [--beam-tokens 16] [--runs 5]
-        [--threads 1] [--compare /tmp/baseline --rounds 3] [--no-write]
+        [--threads 1] [--modes greedy ...] [--compare /tmp/baseline --rounds 3] [--no-write]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -102,12 +102,15 @@ def modes(model: Any, tokens: int, beam_tokens: int) -> dict[str, tuple[Any, Any
     }
 
 
-def measure(tokens: int, beam_tokens: int, runs: int) -> dict[str, dict[str, list[Timing]]]:
+def measure(
+    tokens: int, beam_tokens: int, runs: int, chosen: Sequence[str] = MODES
+) -> dict[str, dict[str, list[Timing]]]:
     """Load the default model, warm every mode once, then ``runs`` interleaved rounds."""
     import seqstate as ss
 
     model = ss.load_model(device="cpu")
     cases = modes(model, tokens, beam_tokens)
+    cases = {mode: case for mode, case in cases.items() if mode in chosen}
     results: dict[str, dict[str, list[Timing]]] = {m: {"ours": [], "hf": []} for m in cases}
     for round_ in range(runs + 1):  # round 0 warms up (index compilation, first rows)
         for mode, (prompt, generator, options) in cases.items():
@@ -154,6 +157,7 @@ def compare(old_tree: Path, args: argparse.Namespace) -> dict[str, dict]:
                 "--beam-tokens", str(args.beam_tokens),
                 "--runs", str(args.runs),
                 "--threads", str(args.threads),
+                "--modes", *args.modes,
                 "--emit-json",
             ]  # fmt: skip
             done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
@@ -208,6 +212,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=32, help="new tokens (JSON: twice this)")
     parser.add_argument("--beam-tokens", type=int, default=16, help="new tokens per beam search")
     parser.add_argument("--runs", type=int, default=5, help="timed rounds per process")
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--compare", type=Path, help="a worktree of the code to compare with")
     parser.add_argument("--rounds", type=int, default=3, help="alternations with --compare")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (shared machine)")
@@ -222,7 +227,7 @@ def main() -> None:
     if args.emit_json:
         import seqstate
 
-        results = measure(args.tokens, args.beam_tokens, args.runs)
+        results = measure(args.tokens, args.beam_tokens, args.runs, args.modes)
         print(json.dumps({"source": seqstate.__file__, "results": results}))
         return
     header = run_header(command_line())
@@ -242,9 +247,7 @@ def main() -> None:
             f"New detail:\n\n{table(merged['new'])}\n"
         )
     else:
-        body = (
-            f"{header}\n\n{intro}\n\n{table(measure(args.tokens, args.beam_tokens, args.runs))}\n"
-        )
+        body = f"{header}\n\n{intro}\n\n{table(measure(args.tokens, args.beam_tokens, args.runs, args.modes))}\n"
     print(body)
     if not args.no_write:
         write_section(SECTION, body)

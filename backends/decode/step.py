@@ -94,7 +94,7 @@ def _run_of(
     # a piece that resumed an earlier one starts from the state recorded at that cut
     again = replace(generator, resume=last.origin.resumes)
     run = RowRun.start(prepare_row(model, base, again, plain), rules, None)
-    n = last.n_tokens
-    for token, logprob in zip(row.token_ids[-n:].tolist(), row.token_logprobs[-n:].tolist()):
+    tokens, logprobs = row.token_ids[base.n_tokens :], row.token_logprobs[base.n_tokens :]
+    for token, logprob in zip(tokens.tolist(), logprobs.tolist()):
         run.hyp = commit(run.hyp, token, logprob, run.prepared, rules)
     return run
