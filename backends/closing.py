@@ -36,19 +36,8 @@ def over_budget_tokens(index: TokenIndex, state: int, remaining: int) -> np.ndar
     empty = np.zeros(0, np.int64)
     if remaining > CLOSING_WINDOW:
         return empty
-    allowed = index.allowed_tokens(state)
-    targets = index.next_states(state)
-    fits_by_target = {
-        int(target): _completion_length(index, int(target)) <= remaining - 1
-        for target in np.unique(targets).tolist()
-    }
+    fits = index.completion_lengths_after(state) <= remaining - 1
     # An end id keeps a final state, whose completion is empty: it always fits.
-    fits = np.fromiter((fits_by_target[int(t)] for t in targets), bool, len(targets))
     if fits.all() or not fits.any():
         return empty
-    return allowed[~fits].astype(np.int64)
-
-
-def _completion_length(index: TokenIndex, state: int) -> float:
-    completion = index.shortest_completion(state)
-    return float("inf") if completion is None else len(completion)
+    return index.allowed_tokens(state)[~fits].astype(np.int64)

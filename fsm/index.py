@@ -82,6 +82,7 @@ class TokenIndex:
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
         self._completions: dict[int, bytes | None] = {}
+        self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
         self.initial_state = int(automaton.initial)
         self._discover(np.asarray([self.initial_state], np.int32))
@@ -191,6 +192,21 @@ class TokenIndex:
         from ``state`` (None as there: too far to know cheaply)."""
         completion = self.shortest_completion(state)
         return None if completion is None else len(completion)
+
+    def completion_lengths_after(self, state: int) -> np.ndarray:
+        """Read-only float64 array aligned with ``allowed_tokens(state)``: the length
+        of the shortest completion from where each token leads (``inf`` where too far
+        to know). Memoised per state, so a decode loop near the end of its budget pays
+        the searches once per state, not once per step."""
+        known = self._lengths_after.get(state)
+        if known is not None:
+            return known
+        targets, where = np.unique(self.next_states(state), return_inverse=True)
+        distances = [self.completion_distance(int(target)) for target in targets.tolist()]
+        lengths = np.asarray([np.inf if d is None else d for d in distances], np.float64)
+        result = _read_only(lengths[where])
+        with self._lock:
+            return self._lengths_after.setdefault(state, result)
 
     def bitmask_table(self) -> np.ndarray:
         """Read-only int32 [num_rows_built, words]: every built row's bitmask."""
