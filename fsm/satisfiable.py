@@ -20,8 +20,11 @@ the term structure, evaluated on demand:
   breadth-first search of their derivatives decides them, or counts them productive
   when it runs out.
 
-Only ``UNKNOWN``-free answers are memoised, and every term visit is paid from one
-budget, so the worst case costs a bounded amount on the compile path.
+Term visits, thunk visits and leaf derivatives each have a budget, so the worst case
+costs a bounded amount on the compile path. Union branches are tried in an order that
+follows term hashes (which vary between processes): it changes how soon a witness is
+found, so only a term close to a budget may be decided in one run and unknown in
+another; a verdict of "empty" is always proven.
 """
 
 from __future__ import annotations
@@ -40,11 +43,19 @@ from fsm.terms import (
     nullable,
 )
 
-VISIT_BUDGET = 20_000
+VISIT_BUDGET = 5_000
 """Term visits the productive analysis may make before it answers unknown."""
+
+THUNK_BUDGET = 40
+"""Thunk visits it may make: each may build a body (an object body with many named
+keys costs milliseconds), so they are counted apart."""
 
 LEAF_BUDGET = 48
 """Derivatives the search of one intersection, complement or checked leaf may take."""
+
+LEAVES_BUDGET = 400
+"""Derivatives all leaf searches of one analysis may take; leaves met after that count
+as productive unsearched (a derivative of a large intersection costs milliseconds)."""
 
 _FREE = 1 << 62
 """Taint of a result that assumed nothing about thunks being evaluated."""
@@ -82,6 +93,8 @@ class _Productive:
         self.known: dict[Term, bool] = {}
         self.depth_of: dict[Thunk, int] = {}  # thunks being evaluated -> stack depth
         self.visits = 0
+        self.thunk_visits = 0
+        self.leaf_derivatives = 0
         self.cycles: list[Thunk] = []  # thunks found unproductive on a cycle of thunks
 
     def visit(self, term: Term) -> tuple[bool, int]:
@@ -94,6 +107,9 @@ class _Productive:
         if self.visits > self.budget:
             raise _OutOfBudget
         if isinstance(term, Thunk):
+            self.thunk_visits += 1
+            if self.thunk_visits > THUNK_BUDGET:
+                raise _OutOfBudget
             return self._thunk(term)
         result, taint = self._structure(term)
         if result or taint == _FREE:
@@ -155,7 +171,7 @@ def _cost(term: Term) -> int:
 
 def _leaf_empty(term: Term, analysis: _Productive) -> bool:
     """Whether a breadth-first search of ``term``'s derivatives proves it empty within
-    ``LEAF_BUDGET`` derivatives (each also paid from the analysis's budget)."""
+    ``LEAF_BUDGET`` derivatives (and what is left of ``LEAVES_BUDGET``)."""
     seen = {term}
     frontier = [term]
     spent = 0
@@ -167,8 +183,8 @@ def _leaf_empty(term: Term, analysis: _Productive) -> bool:
             labels = byte_partition(current).tolist()
             for label in dict.fromkeys(labels):
                 spent += 1
-                analysis.visits += 1
-                if spent > LEAF_BUDGET or analysis.visits > analysis.budget:
+                analysis.leaf_derivatives += 1
+                if spent > LEAF_BUDGET or analysis.leaf_derivatives > LEAVES_BUDGET:
                     return False
                 target = derivative(current, labels.index(label))
                 if target is not EMPTY and target not in seen:
