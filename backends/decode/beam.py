@@ -12,9 +12,9 @@ beams. A candidate that writes a banned string is dropped; hypotheses with the s
 text (tokenized two ways) are merged, keeping the best. A group stops once it holds
 ``n`` hypotheses and its best live beam, scored at its current length, cannot beat the
 worst of them (transformers' default ``early_stopping=False`` heuristic). First tokens that
-would split healed text are banned as in the plain loop; the closing bans near the
-end of the budget (``backends.closing``) are not applied: the check costs tens of
-milliseconds per beam and step on a wide constraint. Beams share their prefix blocks: a child is its parent's ``KVRef`` plus one token.
+would split healed text, and near the end of the budget tokens after which the
+constraint cannot end in time (``backends.closing``), are banned as in the plain
+loop. Beams share their prefix blocks: a child is its parent's ``KVRef`` plus one token.
 Hooks are not called (their actions steer one row's single path).
 """
 
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from backends.closing import over_budget_tokens
 from backends.decode.commit import Rules, banned_position, commit, start
 from backends.decode.errors import GenerationError
 from backends.decode.hypothesis import Hypothesis
@@ -58,7 +59,7 @@ def beam_search(model: Any, state: SequenceState, generator: Any) -> SequenceSta
     beams = [start(p, rules, ref, g) for g, (p, ref) in enumerate(zip(prepared, refs))]
     finished: list[dict[bytes, Scored]] = [{} for _ in prepared]
     while beams:
-        scores = _step_scores(model, logits, beams, prepared)
+        scores = _step_scores(model, logits, beams, prepared, generator.max_tokens)
         live: list[Hypothesis] = []
         for group, options in enumerate(_top_candidates(scores, beams, len(prepared), width)):
             live += _select(options, beams, prepared[group], rules, n, penalty, finished[group])
@@ -131,19 +132,28 @@ def _needed(model: Any, prepared: Prepared, state: int | None) -> Any:
     return needed_logits(model, active_index(prepared, state), state)
 
 
-def _bans(prepared: Prepared, beam: Hypothesis) -> list[int]:
-    """Tokens a beam may not write next: first tokens that would split healed text."""
-    return sorted(prepared.first_bans) if not beam.tokens else []
+def _bans(prepared: Prepared, beam: Hypothesis, max_tokens: int) -> list[int]:
+    """Tokens a beam may not write next: first tokens that split healed text, and, near
+    the end of the budget, tokens after which the constraint cannot end in time."""
+    bans = sorted(prepared.first_bans) if not beam.tokens else []
+    index = active_index(prepared, beam.state)
+    if index is not None:
+        bans += over_budget_tokens(index, beam.state, max_tokens - beam.spent).tolist()
+    return bans
 
 
 def _step_scores(
-    model: Any, logits: torch.Tensor, beams: Sequence[Hypothesis], prepared: Sequence[Prepared]
+    model: Any,
+    logits: torch.Tensor,
+    beams: Sequence[Hypothesis],
+    prepared: Sequence[Prepared],
+    max_tokens: int,
 ) -> torch.Tensor:
     """Total log-probability of every (beam, token), -inf where not allowed: [n_beams, V]."""
     logits = logits.float()
     indexes = [active_index(prepared[b.group], b.state) for b in beams]
     masked = constrained_logits(model, logits, indexes, [b.state for b in beams])
-    masked = banned_logits(masked, [_bans(prepared[b.group], b) for b in beams])
+    masked = banned_logits(masked, [_bans(prepared[b.group], b, max_tokens) for b in beams])
     totals = torch.tensor([b.total for b in beams], device=logits.device, dtype=torch.float32)
     return torch.log_softmax(masked, dim=-1) + totals[:, None]
 
