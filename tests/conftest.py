@@ -3,6 +3,9 @@ and the real default model (session-scoped, used by the slow end-to-end tests)."
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import settings
 
@@ -21,14 +24,13 @@ def smol_tokenizer():
     return load_default_tokenizer()
 
 
-@pytest.fixture(scope="session")
-def tiny_hf_model(smol_tokenizer):
-    """A 2-layer random Llama with SmolLM2's vocabulary: fast, deterministic, fp32."""
+def tiny_llama(tokenizer, *, tie_word_embeddings: bool = True):
+    """A 2-layer random Llama over ``tokenizer``'s vocabulary: fast, deterministic, fp32."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(
-        vocab_size=len(smol_tokenizer),
+        vocab_size=len(tokenizer),
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
@@ -37,14 +39,19 @@ def tiny_hf_model(smol_tokenizer):
         head_dim=16,
         max_position_embeddings=4096,
         rope_theta=10000.0,
-        tie_word_embeddings=True,
-        bos_token_id=smol_tokenizer.bos_token_id,
-        eos_token_id=smol_tokenizer.eos_token_id,
-        pad_token_id=smol_tokenizer.pad_token_id,
+        tie_word_embeddings=tie_word_embeddings,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(0)
-    model = LlamaForCausalLM(config).eval()
-    return model
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_hf_model(smol_tokenizer):
+    """The tiny random Llama with SmolLM2's vocabulary."""
+    return tiny_llama(smol_tokenizer)
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +61,12 @@ def default_hf_model():
 
     model, tokenizer = load_default_hf()
     return model.eval(), tokenizer
+
+
+@pytest.fixture
+def busy_switching() -> Iterator[None]:
+    """Make threads switch every few bytecodes, so interleavings actually happen."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(before)

@@ -4,9 +4,8 @@ dropped in any thread return their blocks (docs/design.md, "Threads")."""
 from __future__ import annotations
 
 import gc
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -25,15 +24,6 @@ Outcome = tuple[list[list[str]], list[list[list[int]]]]
 def model(tiny_hf_model, smol_tokenizer) -> Model:
     """A model of its own, so the pool statistics below see only these tests."""
     return load_model((tiny_hf_model, smol_tokenizer), device="cpu")
-
-
-@pytest.fixture
-def busy_switching() -> Iterator[None]:
-    """Make threads switch every few bytecodes, so interleavings actually happen."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(before)
 
 
 def outcome(state: ss.SequenceState) -> Outcome:

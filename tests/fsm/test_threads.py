@@ -3,10 +3,8 @@ threads equal to rows built by one, thunks walked by several threads at once."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -18,15 +16,6 @@ from fsm.json_schema.json_text import any_value
 from fsm.terms import derivative, first_bytes, nullable
 
 THREADS = 8
-
-
-@pytest.fixture
-def busy_switching() -> Iterator[None]:
-    """Make threads switch every few bytecodes, so interleavings actually happen."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(before)
 
 
 @pytest.fixture(scope="module")

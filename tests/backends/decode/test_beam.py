@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import seqstate as ss
+from tests.conftest import tiny_llama
 
 from .scripted import ScriptedEngine
 
@@ -52,24 +53,8 @@ def test_a_beam_with_no_allowed_continuation_is_dropped():
 def eos_prone_model(tokenizer, scale: float):
     """A tiny random Llama whose end token often wins (its head row scaled up)."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        max_position_embeddings=4096,
-        tie_word_embeddings=False,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config).eval()
+    model = tiny_llama(tokenizer, tie_word_embeddings=False)
     with torch.no_grad():
         model.lm_head.weight[tokenizer.eos_token_id] *= scale
     return model
