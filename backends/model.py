@@ -125,7 +125,7 @@ class Model:
         """The token index of a constraint spec, compiled once per model. Rows are built
         lazily as generation visits states; ``eager`` builds every reachable row now
         (reported through the model's ``progress`` setting)."""
-        index = fsm.compile(spec, self.vocabulary, cache=self.indexes)
+        index = fsm.compile_index(spec, self.vocabulary, cache=self.indexes)
         if eager:
             report = Progress(self.progress, 1, unit="rows")
             index.build_all(report.update)

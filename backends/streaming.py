@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from backends.generation import decode
-from seqstate.generators import SpanGenerator
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.samplers import Beam
 from seqstate.state import SequenceState
 

@@ -13,8 +13,8 @@ hands out work, library by library in turn, so runs interleave and never overlap
 Measured, for ~6 regexes and ~6 JSON schemas with a valid instance each:
 
 * compile: spec -> ready to mask, *including the first mask* (for a lazy engine that is
-  where the work starts); ours lazy (``fsm.compile`` + ``bitmask(initial)``) and ours
-  eager (``fsm.compile(..., eager=True)``, i.e. ``build_all``). Median of ``--reps``.
+  where the work starts); ours lazy (``fsm.compile_index`` + ``bitmask(initial)``) and ours
+  eager (``fsm.compile_index(..., eager=True)``, i.e. ``build_all``). Median of ``--reps``.
 * mask per token: walk the instance's tokens, timing the mask call before each token
   (ours: ``bitmask(state)``, and that view copied into a mask buffer as the peers
   write theirs); first walk (cold: ours builds rows lazily here) and second walk
@@ -265,7 +265,7 @@ class Engine:
 
 
 class Seqstate(Engine):
-    """Ours: lazy ``fsm.compile`` + first row, or eager ``build_all``."""
+    """Ours: lazy ``fsm.compile_index`` + first row, or eager ``build_all``."""
 
     name = "seqstate"
     modes = ("lazy", "eager")
@@ -280,7 +280,7 @@ class Seqstate(Engine):
 
     def compile(self, kind: str, source: Any, mode: str) -> Any:
         spec = self.fsm.Regex(source) if kind == "regex" else self.fsm.JsonSchema(source)
-        index = self.fsm.compile(spec, self.vocab, eager=mode == "eager")
+        index = self.fsm.compile_index(spec, self.vocab, eager=mode == "eager")
         index.bitmask(index.initial_state)
         return index
 
@@ -910,8 +910,8 @@ def report(
 ) -> str:
     parts = [
         run_header(command_line()),
-        "Compile = spec to the first mask in hand (ours lazy: `fsm.compile` + `bitmask(initial)`; "
-        "ours eager: `fsm.compile(eager=True)` = `build_all`; outlines-core: schema -> regex -> eager "
+        "Compile = spec to the first mask in hand (ours lazy: `fsm.compile_index` + `bitmask(initial)`; "
+        "ours eager: `fsm.compile_index(eager=True)` = `build_all`; outlines-core: schema -> regex -> eager "
         "`Index` + `Guide` mask; xgrammar: `compile_*` with its eager adaptive mask cache, cache off, "
         "+ first `fill_next_token_bitmask`; llguidance: `LLMatcher` + first mask, lazy). "
         f"Median of {args.reps} interleaved repetitions after one warm-up compile of an unrelated "

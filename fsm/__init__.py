@@ -5,7 +5,7 @@ Pure numpy/numba; never imports torch or transformers.
 
 from fsm.automaton import DEAD, ByteAutomaton, TableAutomaton
 from fsm.cache import IndexCache
-from fsm.compile import compile
+from fsm.compiler import compile_index
 from fsm.errors import (
     ConstraintTooLarge,
     FsmError,
@@ -16,14 +16,14 @@ from fsm.errors import (
     UnsupportedSchema,
 )
 from fsm.grammar import GrammarAutomaton
-from fsm.index import TokenIndex
 from fsm.specs import Choice, Grammar, JsonSchema, Regex
+from fsm.token_index import TokenIndex
 from fsm.vocabulary import Vocabulary
 
 __all__ = [
     "Choice",
     "Regex",
-    "compile",
+    "compile_index",
     "DEAD",
     "ByteAutomaton",
     "TableAutomaton",

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from fsm.index import TokenIndex
+from fsm.token_index import TokenIndex
 
 
 class IndexCache:

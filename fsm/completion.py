@@ -2,7 +2,7 @@
 state, found breadth-first.
 
 Generation uses them to end a span cleanly when its token budget runs out (see
-``TokenIndex.shortest_completion``), and ``fsm.compile`` to prove that a constraint
+``TokenIndex.shortest_completion``), and ``fsm.compile_index`` to prove that a constraint
 given as an automaton accepts nothing (no final state reachable at all).
 
 Bytes are tried lowest first, so among equally short completions the search returns

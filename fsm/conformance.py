@@ -93,7 +93,7 @@ class TokenWalker:
         self, term: Term, vocabulary: object, tokenizer: object, mask_times: list[float]
     ) -> None:
         from fsm.derivative_automaton import DerivativeAutomaton
-        from fsm.index import TokenIndex
+        from fsm.token_index import TokenIndex
 
         self.index = TokenIndex(DerivativeAutomaton(term), vocabulary)
         self.tokenizer = tokenizer

@@ -1,6 +1,6 @@
 """Constraint specs: frozen, hashable descriptions of what text is allowed.
 
-A spec is pure data; ``fsm.compile`` turns it into a token index for one vocabulary.
+A spec is pure data; ``fsm.compile_index`` turns it into a token index for one vocabulary.
 Each spec has a ``fingerprint`` (stable across processes) that keys index caches, and
 ``term()`` giving the byte-level term its automaton explores.
 """

@@ -1,135 +1,363 @@
-"""Kernels that turn one automaton state into its row of the token index.
+"""``TokenIndex``: which tokens each automaton state allows, and where each one leads.
 
-Each numba kernel has a plain-Python twin with the same output, used by the tests to
-check the kernel (and readable as its specification). The kernels only read arrays:
-the automaton's transition table, a flag per state telling whether its row of the
-table is known yet, and the flat token trie (see ``fsm.trie``).
+States are the automaton's own state numbers. The byte-level transition table is
+copied out of the automaton lazily (``expand`` is called once per state, the first time
+a walk needs it), and the token row of a state (sorted allowed ids, their successor
+states, a packed bitmask) is built by the trie-walk kernel the first time the state is
+asked about, then memoised. ``build_all`` does everything up front instead.
+
+Bitmask layout: ``int32[ceil(size / 32)]``; token ``t`` is allowed iff bit ``t % 32``
+(least significant first) of word ``t // 32`` is set. On a device, test it with
+``(mask[t >> 5] >> (t & 31)) & 1``.
+
+Device-side decoding: ``bitmask_table()`` is every built row stacked and
+``state_rows()`` maps a state to its row (-1 if not built), so a decode loop gathers
+``table[rows[states]]``. Rows are only appended, so a table copied earlier stays valid
+for the rows it holds; states met later need their rows built and the table re-copied.
+
+A state is accepted once the index has met it: the initial state, or any state
+returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
+``ValueError``.
+
+Threads: the index grows as it is queried, so everything that expands states or builds
+rows (and the automaton, which only the index drives) runs under the index's lock. A
+row already built is read without it: rows are published (``_row_of``) only once
+complete and never change, so the hot path of a decode step takes no lock.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
+from collections.abc import Callable
+
 import numpy as np
-from numba import njit
+
+from fsm.automaton import DEAD, ByteAutomaton
+from fsm.completion import OutOfBudget, shortest_completion
+from fsm.errors import ConstraintTooLarge, FsmError
+from fsm.trie_walk import order_by_token, pack_bitmask, walk_trie
+from fsm.vocabulary import Vocabulary
+
+COMPLETION_BUDGET = 256
+"""States a shortest-completion search may meet before it answers None."""
+
+_NOT_SEARCHED = object()  # memo sentinel
 
 
-@njit(cache=True, nogil=True)
-def walk_trie(table, expanded, start, labels, depths, ends, token_starts, token_ids):
-    """Tokens whose bytes the automaton reads from ``start`` without dying.
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
-    Walks the preorder trie from ``start`` (whose table row must be expanded), keeping
-    the state of each open node in a stack indexed by depth. A dead byte prunes the
-    node's whole subtree; so does a live state whose table row is not expanded yet (or
-    past the table) when the node has children: that state is reported so the caller
-    can expand it and walk again.
 
-    Returns ``(token_ids, end_states, unexpanded_states)``; tokens in trie order,
-    unexpanded states possibly repeated."""
-    num_nodes = labels.shape[0]
-    num_known = expanded.shape[0]
-    out_tokens = np.empty(token_ids.shape[0], np.int32)
-    out_states = np.empty(token_ids.shape[0], np.int32)
-    unexpanded = np.empty(num_nodes, np.int32)
-    stack = np.empty(depths.max() + 1, np.int32)
-    stack[0] = start
-    found = 0
-    pending = 0
-    node = 1
-    while node < num_nodes:
-        depth = depths[node]
-        state = table[stack[depth - 1], labels[node]]
-        if state < 0:
-            node = ends[node]
-            continue
-        for k in range(token_starts[node], token_starts[node + 1]):
-            out_tokens[found] = token_ids[k]
-            out_states[found] = state
-            found += 1
-        if ends[node] > node + 1:
-            if state >= num_known or not expanded[state]:
-                unexpanded[pending] = state
-                pending += 1
-                node = ends[node]
+class TokenIndex:
+    """Token-level view of a byte automaton over a vocabulary, built on demand."""
+
+    def __init__(
+        self,
+        automaton: ByteAutomaton,
+        vocabulary: Vocabulary,
+        *,
+        max_states: int = 200_000,
+        eager: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.automaton = automaton
+        self.vocabulary = vocabulary
+        self.max_states = int(max_states)
+        self._trie = vocabulary.trie
+        self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
+        self._words = (vocabulary.size + 31) // 32
+        # Byte-level table, indexed by state number; grown by doubling.
+        self._table = np.full((16, 256), DEAD, np.int32)
+        self._expanded = np.zeros(16, np.bool_)
+        self._final = np.zeros(16, np.bool_)
+        self._discovered = np.zeros(16, np.bool_)
+        self._num_states = 0
+        # Token rows, in build order.
+        self._row_of: dict[int, int] = {}
+        self._allowed: list[np.ndarray] = []
+        self._next: list[np.ndarray] = []
+        self._masks = np.zeros((16, self._words), np.int32)
+        self._mask_views: list[np.ndarray] = []
+        self._completions: dict[int, bytes | None] = {}
+        self._lengths_after: dict[int, np.ndarray] = {}
+        self._lock = threading.RLock()
+        self.initial_state = int(automaton.initial)
+        self._discover(np.asarray([self.initial_state], np.int32))
+        if eager:
+            self.build_all(progress)
+
+    # ----------------------------------------------------------------- queries
+
+    @property
+    def num_states(self) -> int:
+        """States discovered so far (all reachable ones after ``build_all``)."""
+        return self._num_states
+
+    @property
+    def num_rows_built(self) -> int:
+        return len(self._allowed)
+
+    def allowed_tokens(self, state: int) -> np.ndarray:
+        """Sorted int32 ids allowed after ``state`` (end ids exactly when it is final)."""
+        return self._allowed[self._row(state)]
+
+    def next_states(self, state: int) -> np.ndarray:
+        """Successor state of each id of ``allowed_tokens(state)``, aligned with it."""
+        return self._next[self._row(state)]
+
+    def next_state(self, state: int, token: int) -> int:
+        """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
+        row = self._row(state)
+        if not 0 <= token < self.vocabulary.size:
+            return DEAD
+        allowed = self._allowed[row]
+        i = int(allowed.searchsorted(np.int32(token)))
+        if i < len(allowed) and allowed[i] == token:
+            return int(self._next[row][i])
+        return DEAD
+
+    def is_final(self, state: int) -> bool:
+        """Whether the text read up to ``state`` is a complete match."""
+        with self._lock:
+            self._check_state(state)
+            if not self._expanded[state]:
+                self._expand(state)
+            return bool(self._final[state])
+
+    def bitmask(self, state: int) -> np.ndarray:
+        """Read-only packed int32 mask of ``allowed_tokens(state)`` (layout: module doc)."""
+        row = self._row_of.get(state)
+        if row is None:
+            row = self._row(state)
+        return self._mask_views[row]
+
+    def step_bytes(self, state: int, data: bytes) -> int:
+        """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
+        with self._lock:
+            self._check_state(state)
+            for byte in data:
+                if not self._expanded[state]:
+                    self._expand(state)
+                state = int(self._table[state, byte])
+                if state == DEAD:
+                    return DEAD
+            return state
+
+    def forced_bytes(self, state: int) -> bytes:
+        """The longest byte string forced from ``state``: while the state is not final
+        and exactly one byte keeps it alive, take that byte (for jump-forward)."""
+        with self._lock:
+            self._check_state(state)
+            forced = bytearray()
+            seen = {state}
+            while not self.is_final(state):
+                live = np.flatnonzero(self._table[state] != DEAD)
+                if len(live) != 1:
+                    break
+                forced.append(int(live[0]))
+                state = int(self._table[state, live[0]])
+                if state in seen:
+                    raise FsmError("automaton has a forced cycle with no final state")
+                seen.add(state)
+            return bytes(forced)
+
+    def shortest_completion(self, state: int) -> bytes | None:
+        """The shortest byte string from ``state`` to a final state (among equally
+        short ones, the lowest), or None when none lies within ``COMPLETION_BUDGET``
+        states of it (every state of a well-formed automaton can be completed, so None
+        means "too far to know cheaply"). Memoised per state, with every state on the
+        path found: a suffix of a shortest lowest completion is one too. Used to close
+        a span cleanly when its token budget runs out."""
+        with self._lock:
+            self._check_state(state)
+            known = self._completions.get(state, _NOT_SEARCHED)
+            if known is not _NOT_SEARCHED:
+                return known  # type: ignore[return-value]
+            try:
+                path = shortest_completion(self._successors, state, COMPLETION_BUDGET)
+            except OutOfBudget:
+                path = None
+            self._completions[state] = path
+            if path is not None:
+                for position, byte in enumerate(path):
+                    state = int(self._table[state, byte])
+                    self._completions.setdefault(state, path[position + 1 :])
+            return path
+
+    def completion_distance(self, state: int) -> int | None:
+        """``len(shortest_completion(state))``: the fewest bytes that end the match
+        from ``state`` (None as there: too far to know cheaply)."""
+        completion = self.shortest_completion(state)
+        return None if completion is None else len(completion)
+
+    def completion_lengths_after(self, state: int) -> np.ndarray:
+        """Read-only float64 array aligned with ``allowed_tokens(state)``: the length
+        of the shortest completion from where each token leads (``inf`` where too far
+        to know). Memoised per state, so a decode loop near the end of its budget pays
+        the searches once per state, not once per step."""
+        known = self._lengths_after.get(state)
+        if known is not None:
+            return known
+        targets, where = np.unique(self.next_states(state), return_inverse=True)
+        distances = [self.completion_distance(int(target)) for target in targets.tolist()]
+        lengths = np.asarray([np.inf if d is None else d for d in distances], np.float64)
+        result = _read_only(lengths[where])
+        with self._lock:
+            return self._lengths_after.setdefault(state, result)
+
+    def bitmask_table(self) -> np.ndarray:
+        """Read-only int32 [num_rows_built, words]: every built row's bitmask."""
+        with self._lock:
+            return _read_only(self._masks[: self.num_rows_built])
+
+    def state_rows(self) -> np.ndarray:
+        """int32 [num state slots]: row of ``bitmask_table()`` per state, -1 if unbuilt."""
+        with self._lock:
+            rows = np.full(len(self._discovered), -1, np.int32)
+            for state, row in self._row_of.items():
+                rows[state] = row
+            return rows
+
+    def build_all(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Expand every reachable state, then build the row of every state reachable
+        from the initial one through tokens. ``progress(rows built, rows known)`` is
+        called as rows are built (the known count grows while states are found)."""
+        with self._lock:
+            self._build_all(progress)
+
+    def _build_all(self, progress: Callable[[int, int], None] | None) -> None:
+        todo = [self.initial_state]
+        while todo:
+            state = todo.pop()
+            if self._expanded[state]:
                 continue
-            stack[depth] = state
-        node += 1
-    return out_tokens[:found], out_states[:found], unexpanded[:pending]
+            successors = self._expand(state)
+            todo.extend(s for s in np.unique(successors).tolist() if not self._expanded[s])
+        queue = deque([self.initial_state])
+        queued = {self.initial_state}
+        while queue:
+            state = queue.popleft()
+            for successor in np.unique(self.next_states(state)).tolist():
+                if successor not in queued:
+                    queued.add(successor)
+                    queue.append(successor)
+            if progress is not None:
+                progress(len(queued) - len(queue), len(queued))
 
+    def __repr__(self) -> str:
+        return (
+            f"TokenIndex(states={self.num_states}, rows={self.num_rows_built}, "
+            f"vocabulary={self.vocabulary!r})"
+        )
 
-def walk_trie_py(table, expanded, start, labels, depths, ends, token_starts, token_ids):
-    """Plain-Python twin of ``walk_trie``."""
-    out_tokens: list[int] = []
-    out_states: list[int] = []
-    unexpanded: list[int] = []
-    stack = [0] * (int(depths.max()) + 1)
-    stack[0] = int(start)
-    node = 1
-    while node < len(labels):
-        depth = int(depths[node])
-        state = int(table[stack[depth - 1], labels[node]])
-        if state < 0:
-            node = int(ends[node])
-            continue
-        for k in range(token_starts[node], token_starts[node + 1]):
-            out_tokens.append(int(token_ids[k]))
-            out_states.append(state)
-        if ends[node] > node + 1:
-            if state >= len(expanded) or not expanded[state]:
-                unexpanded.append(state)
-                node = int(ends[node])
-                continue
-            stack[depth] = state
-        node += 1
-    return (
-        np.asarray(out_tokens, np.int32),
-        np.asarray(out_states, np.int32),
-        np.asarray(unexpanded, np.int32),
-    )
+    # ---------------------------------------------------------------- building
 
+    def _check_state(self, state: int) -> None:
+        if not (0 <= state < len(self._discovered) and self._discovered[state]):
+            raise ValueError(f"{state} is not a state of this automaton")
 
-@njit(cache=True, nogil=True)
-def order_by_token(tokens, states, vocab_size):
-    """``(tokens, states)`` sorted by token id; ids are distinct and below ``vocab_size``.
+    def _row(self, state: int) -> int:
+        """Row of ``state``, built on first use (under the lock; a built row is read
+        without it)."""
+        row = self._row_of.get(state)
+        if row is None:
+            with self._lock:
+                row = self._row_of.get(state)
+                if row is None:
+                    row = self._build_row(state)
+        return row
 
-    A dense scan is linear in the vocabulary, a sort in the row: the cheaper is used."""
-    count = tokens.shape[0]
-    if count * 16 < vocab_size:
-        order = np.argsort(tokens)
-        return tokens[order], states[order]
-    state_of = np.full(vocab_size, -1, np.int32)
-    for i in range(count):
-        state_of[tokens[i]] = states[i]
-    out_tokens = np.empty(count, np.int32)
-    out_states = np.empty(count, np.int32)
-    k = 0
-    for token in range(vocab_size):
-        if state_of[token] >= 0:
-            out_tokens[k] = token
-            out_states[k] = state_of[token]
-            k += 1
-    return out_tokens, out_states
+    def _build_row(self, state: int) -> int:
+        self._check_state(state)
+        if not self._expanded[state]:
+            self._expand(state)
+        trie = self._trie
+        while True:
+            tokens, ends, pending = walk_trie(
+                self._table,
+                self._expanded,
+                state,
+                trie.labels,
+                trie.depths,
+                trie.ends,
+                trie.token_starts,
+                trie.token_ids,
+            )
+            if len(pending) == 0:
+                break
+            for waiting in np.unique(pending).tolist():
+                self._expand(waiting)
+        tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
+        if self._final[state]:
+            at = np.searchsorted(tokens, self._eos)
+            tokens = np.insert(tokens, at, self._eos)
+            ends = np.insert(ends, at, np.int32(state))
+        row = len(self._allowed)
+        if row == len(self._masks):
+            self._grow_masks()
+        self._masks[row] = pack_bitmask(tokens, self._words)
+        self._mask_views.append(_read_only(self._masks[row]))
+        self._allowed.append(_read_only(tokens))
+        self._next.append(_read_only(ends))
+        self._row_of[state] = row
+        return row
 
+    def _grow_masks(self) -> None:
+        grown = np.zeros((2 * len(self._masks), self._words), np.int32)
+        grown[: len(self._masks)] = self._masks
+        self._masks = grown
+        self._mask_views = [_read_only(grown[row]) for row in range(len(self._mask_views))]
 
-def order_by_token_py(tokens, states, vocab_size):
-    """Plain-Python twin of ``order_by_token``."""
-    pairs = sorted(zip(tokens.tolist(), states.tolist(), strict=True))
-    return (
-        np.asarray([t for t, _ in pairs], np.int32),
-        np.asarray([s for _, s in pairs], np.int32),
-    )
+    def _successors(self, state: int) -> tuple[np.ndarray, bool]:
+        """``state``'s byte row and finality, expanding it on first use."""
+        if not self._expanded[state]:
+            self._expand(state)
+        return self._table[state], bool(self._final[state])
 
+    def _expand(self, state: int) -> np.ndarray:
+        """Copy ``state``'s successors into the table; returns its live successors."""
+        successors, final = self.automaton.expand(state)
+        successors = np.asarray(successors)
+        if successors.shape != (256,) or successors.dtype.kind not in "iu":
+            raise FsmError(f"expand({state}) must return 256 integer successors")
+        live = successors[successors != DEAD].astype(np.int64)
+        if len(live) and live.min() < 0:
+            raise FsmError(f"expand({state}) returned a negative state other than DEAD")
+        top = int(live.max()) if len(live) else state
+        if top >= self.max_states:
+            raise ConstraintTooLarge(
+                f"the automaton has more than max_states={self.max_states} states; "
+                "simplify the constraint or raise max_states"
+            )
+        self._reserve(max(top, state) + 1)
+        self._table[state] = successors
+        self._final[state] = bool(final)
+        self._expanded[state] = True
+        self._discover(live)
+        return live
 
-@njit(cache=True, nogil=True)
-def pack_bitmask(tokens, words):
-    """int32[words] with bit ``t % 32`` of word ``t // 32`` set for each token ``t``."""
-    mask = np.zeros(words, np.uint32)
-    for token in tokens:
-        mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
-    return mask.view(np.int32)
+    def _discover(self, states: np.ndarray) -> None:
+        if len(states) == 0:
+            return
+        self._reserve(int(states.max()) + 1)
+        new = np.unique(states[~self._discovered[states]])
+        self._discovered[new] = True
+        self._num_states += len(new)
 
-
-def pack_bitmask_py(tokens, words):
-    """Plain-Python twin of ``pack_bitmask``."""
-    mask = [0] * words
-    for token in tokens.tolist():
-        mask[token // 32] |= 1 << (token % 32)
-    return np.asarray(mask, np.uint32).view(np.int32)
+    def _reserve(self, count: int) -> None:
+        """Make the per-state arrays hold at least ``count`` states (doubling)."""
+        have = len(self._expanded)
+        if count <= have:
+            return
+        size = max(count, 2 * have)
+        table = np.full((size, 256), DEAD, np.int32)
+        table[:have] = self._table
+        self._table = table
+        for name in ("_expanded", "_final", "_discovered"):
+            old = getattr(self, name)
+            grown = np.zeros(size, np.bool_)
+            grown[:have] = old
+            setattr(self, name, grown)

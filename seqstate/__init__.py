@@ -1,5 +1,15 @@
 """seqstate: composable structured generation over immutable sequence states."""
 
+from seqstate.builtin_generators import (
+    InvalidGenerator,
+    SpanGenerator,
+    choice,
+    gen,
+    grammar,
+    json,
+    regex,
+    step,
+)
 from seqstate.detokenize import Chunk, Decoded, Detokenizer, DetokState, StopMatch, decode_tokens
 from seqstate.engine import Engine, VocabularyLike
 from seqstate.errors import (
@@ -20,16 +30,6 @@ from seqstate.errors import (
     UnknownTokenId,
 )
 from seqstate.generator import Generator
-from seqstate.generators import (
-    InvalidGenerator,
-    SpanGenerator,
-    choice,
-    gen,
-    grammar,
-    json,
-    regex,
-    step,
-)
 from seqstate.hooks import Accept, Backtrack, Replace, Resample, TokenEvent
 from seqstate.kv import KVRef, kv_prefix
 from seqstate.row import ResumePoint, Row

@@ -264,7 +264,7 @@ class SequenceState:
         """Continue the generated span each row ends in, from the constraint state at the
         cut: slicing then resuming is constraint rollback. ``changes`` override fields of
         the generator (``max_tokens``, ``sampler``, ...)."""
-        from seqstate.generators import resume
+        from seqstate.builtin_generators import resume
 
         return resume(self, **changes)
 

@@ -14,6 +14,6 @@ def test_import_seqstate_and_fsm_loads_no_torch():
 
 
 def test_import_seqstate_loads_no_numba():
-    code = "import sys, seqstate; print('numba' in sys.modules, 'fsm.index' in sys.modules)"
+    code = "import sys, seqstate; print('numba' in sys.modules, 'fsm.token_index' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

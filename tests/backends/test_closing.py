@@ -53,7 +53,7 @@ def run_to_budget(index: fsm.TokenIndex, budget: int, choose) -> tuple[int, int]
 @settings(max_examples=40)
 @given(data=st.data(), slack=st.integers(0, 12))
 def test_any_choice_among_the_tokens_left_ends_in_a_final_state(spec, data, slack):
-    index = fsm.compile(spec, VOCAB)
+    index = fsm.compile_index(spec, VOCAB)
     need = len(index.shortest_completion(index.initial_state))
     budget = min(need + slack, CLOSING_WINDOW)
     avoid_end = data.draw(st.booleans(), label="never pick the end token")
@@ -69,7 +69,7 @@ def test_any_choice_among_the_tokens_left_ends_in_a_final_state(spec, data, slac
 
 
 def test_nothing_is_banned_with_room_to_spare_or_when_it_is_too_late():
-    index = fsm.compile(fsm.Regex("(abc){5}"), VOCAB)
+    index = fsm.compile_index(fsm.Regex("(abc){5}"), VOCAB)
     start = index.initial_state
     assert len(over_budget_tokens(index, start, CLOSING_WINDOW + 1)) == 0  # outside the window
     assert len(over_budget_tokens(index, start, 16)) == 0  # every token fits
@@ -80,7 +80,7 @@ def test_nothing_is_banned_with_room_to_spare_or_when_it_is_too_late():
 
 
 def test_shortest_completion_is_shortest_and_memoised():
-    index = fsm.compile(fsm.Regex("x?(abc)+|ab"), VOCAB)
+    index = fsm.compile_index(fsm.Regex("x?(abc)+|ab"), VOCAB)
     assert index.shortest_completion(index.initial_state) == b"ab"
     state = index.step_bytes(index.initial_state, b"abca")
     assert index.shortest_completion(state) == b"bc"

@@ -12,7 +12,7 @@ from backends.sampling import unpack_bitmask
 
 def test_gathered_masks_equal_index_bitmasks_as_the_table_grows(smol_tokenizer):
     vocabulary = fsm.Vocabulary.from_tokenizer(smol_tokenizer)
-    index = fsm.compile(fsm.Regex(r"[a-c]{1,3}[0-9]"), vocabulary)
+    index = fsm.compile_index(fsm.Regex(r"[a-c]{1,3}[0-9]"), vocabulary)
     masks = DeviceMasks(torch.device("cpu"))
     state = index.initial_state
     seen = [state]

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import fsm
 from fsm.completion import OutOfBudget, shortest_completion
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.index import COMPLETION_BUDGET
 from fsm.regex import regex_term
+from fsm.token_index import COMPLETION_BUDGET
 
 BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
 ALPHABET = "abc"
@@ -117,7 +117,7 @@ def test_search_tells_no_final_state_from_out_of_budget() -> None:
 def json_index(schema: object) -> fsm.TokenIndex:
     """With ``ss.json``'s generation defaults (closed objects, plain integers): what a
     span that must close is compiled with."""
-    return fsm.compile(fsm.JsonSchema(schema, extra_keys=False, plain_integers=True), BYTES)
+    return fsm.compile_index(fsm.JsonSchema(schema, extra_keys=False, plain_integers=True), BYTES)
 
 
 def complete(index: fsm.TokenIndex, text: str) -> str:

@@ -345,7 +345,7 @@ def test_unicode_terminals() -> None:
 
 def test_compile_gives_a_token_index_over_a_vocabulary() -> None:
     vocabulary = fsm.Vocabulary.from_raw([b"(", b")", b"1", b"+", b" ", b"1+", None], eos_ids=6)
-    index = fsm.compile(fsm.Grammar(ARITHMETIC), vocabulary)
+    index = fsm.compile_index(fsm.Grammar(ARITHMETIC), vocabulary)
     state = index.initial_state
     assert sorted(index.allowed_tokens(state).tolist()) == [0, 2, 4, 5]
     for token in [0, 5, 2, 1]:  # "(" "1+" "1" ")"
@@ -394,7 +394,7 @@ def test_state_cap() -> None:
 
 def test_smollm2_tokens_of_valid_json_are_allowed(smol_tokenizer) -> None:
     vocabulary = fsm.Vocabulary.from_tokenizer(smol_tokenizer)
-    index = fsm.compile(fsm.Grammar(JSON_LIKE), vocabulary)
+    index = fsm.compile_index(fsm.Grammar(JSON_LIKE), vocabulary)
     text = '{"name": "Ada", "tags": ["x", "y"], "n": [1, 2.5e-3, true, null]}'
     state = index.initial_state
     for token in smol_tokenizer.encode(text, add_special_tokens=False):

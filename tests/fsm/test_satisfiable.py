@@ -24,7 +24,7 @@ SELF_REF_REQUIRED = {"type": "object", "properties": {"a": {"$ref": "#"}}, "requ
 
 def compiles(spec: object) -> bool:
     try:
-        fsm.compile(spec, BYTES)  # type: ignore[arg-type]
+        fsm.compile_index(spec, BYTES)  # type: ignore[arg-type]
     except fsm.Unsatisfiable:
         return False
     return True
@@ -53,7 +53,7 @@ def compiles(spec: object) -> bool:
 )
 def test_contradictory_schemas_are_refused(schema: object) -> None:
     with pytest.raises(fsm.Unsatisfiable, match="JsonSchema accepts no text at all"):
-        fsm.compile(fsm.JsonSchema(schema), BYTES)
+        fsm.compile_index(fsm.JsonSchema(schema), BYTES)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_recursion_without_a_base_case_is_refused_and_named(schema: dict, pointe
     with pytest.raises(
         fsm.Unsatisfiable, match=re.escape(f"recursion through '{pointer}' has no finite")
     ):
-        fsm.compile(fsm.JsonSchema(schema), BYTES)
+        fsm.compile_index(fsm.JsonSchema(schema), BYTES)
 
 
 def test_unsatisfiable_is_an_invalid_spec_and_a_seqstate_error() -> None:

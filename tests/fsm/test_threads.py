@@ -42,7 +42,7 @@ def test_cache_builds_each_key_once_and_other_keys_in_parallel(vocabulary, busy_
     def build(key: str) -> TokenIndex:
         builds.append(key)
         time.sleep(0.05)  # long enough for every thread to arrive while it runs
-        return fsm.compile(fsm.Regex(key), vocabulary)
+        return fsm.compile_index(fsm.Regex(key), vocabulary)
 
     keys = ["[0-9]+", "[a-z]+"]
     got = in_threads(lambda i: cache.get_or_build(keys[i % 2], lambda: build(keys[i % 2])))
@@ -111,10 +111,10 @@ SCHEMA = {
 
 
 def test_lazy_rows_built_from_threads_equal_rows_built_alone(vocabulary, busy_switching):
-    shared = fsm.compile(fsm.JsonSchema(SCHEMA), vocabulary)
+    shared = fsm.compile_index(fsm.JsonSchema(SCHEMA), vocabulary)
     walks = in_threads(lambda i: walk(shared, i))
     for i, seen in enumerate(walks):
-        alone = fsm.compile(fsm.JsonSchema(SCHEMA), vocabulary)
+        alone = fsm.compile_index(fsm.JsonSchema(SCHEMA), vocabulary)
         assert seen == walk(alone, i), f"walk {i} differs when run beside the others"
     table, rows = shared.bitmask_table(), shared.state_rows()
     assert table.shape[0] == shared.num_rows_built == int((rows >= 0).sum())

@@ -114,7 +114,7 @@ class ScriptedEngine:
         return logits
 
     def index(self, spec: Any) -> fsm.TokenIndex:
-        return fsm.compile(spec, self.vocabulary, cache=self.indexes)
+        return fsm.compile_index(spec, self.vocabulary, cache=self.indexes)
 
     def generate(self, state: SequenceState, generator: Any) -> SequenceState:
         return generation.generate(self, state, generator)

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsm import DEAD, ConstraintTooLarge, FsmError, TableAutomaton, TokenIndex, Vocabulary
-from fsm.token_index import (
+from fsm.trie import TokenTrie
+from fsm.trie_walk import (
     order_by_token,
     order_by_token_py,
     pack_bitmask,
@@ -17,7 +18,6 @@ from fsm.token_index import (
     walk_trie,
     walk_trie_py,
 )
-from fsm.trie import TokenTrie
 
 ALPHABET = b"abc"
 
@@ -391,7 +391,7 @@ def test_kernel_matches_twin_on_smol(smol_vocab):
 def test_rows_of_compiled_regexes_on_smol(smol_vocab, pattern):
     """Rows of real (lazy, derivative-based) automata against a byte-by-byte walk."""
     from fsm import Regex
-    from fsm.compile import automaton_of
+    from fsm.compiler import automaton_of
 
     index = TokenIndex(automaton_of(Regex(pattern)), smol_vocab)
     state = index.initial_state

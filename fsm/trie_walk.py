@@ -1,0 +1,135 @@
+"""Kernels that turn one automaton state into its row of the token index.
+
+Each numba kernel has a plain-Python twin with the same output, used by the tests to
+check the kernel (and readable as its specification). The kernels only read arrays:
+the automaton's transition table, a flag per state telling whether its row of the
+table is known yet, and the flat token trie (see ``fsm.trie``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def walk_trie(table, expanded, start, labels, depths, ends, token_starts, token_ids):
+    """Tokens whose bytes the automaton reads from ``start`` without dying.
+
+    Walks the preorder trie from ``start`` (whose table row must be expanded), keeping
+    the state of each open node in a stack indexed by depth. A dead byte prunes the
+    node's whole subtree; so does a live state whose table row is not expanded yet (or
+    past the table) when the node has children: that state is reported so the caller
+    can expand it and walk again.
+
+    Returns ``(token_ids, end_states, unexpanded_states)``; tokens in trie order,
+    unexpanded states possibly repeated."""
+    num_nodes = labels.shape[0]
+    num_known = expanded.shape[0]
+    out_tokens = np.empty(token_ids.shape[0], np.int32)
+    out_states = np.empty(token_ids.shape[0], np.int32)
+    unexpanded = np.empty(num_nodes, np.int32)
+    stack = np.empty(depths.max() + 1, np.int32)
+    stack[0] = start
+    found = 0
+    pending = 0
+    node = 1
+    while node < num_nodes:
+        depth = depths[node]
+        state = table[stack[depth - 1], labels[node]]
+        if state < 0:
+            node = ends[node]
+            continue
+        for k in range(token_starts[node], token_starts[node + 1]):
+            out_tokens[found] = token_ids[k]
+            out_states[found] = state
+            found += 1
+        if ends[node] > node + 1:
+            if state >= num_known or not expanded[state]:
+                unexpanded[pending] = state
+                pending += 1
+                node = ends[node]
+                continue
+            stack[depth] = state
+        node += 1
+    return out_tokens[:found], out_states[:found], unexpanded[:pending]
+
+
+def walk_trie_py(table, expanded, start, labels, depths, ends, token_starts, token_ids):
+    """Plain-Python twin of ``walk_trie``."""
+    out_tokens: list[int] = []
+    out_states: list[int] = []
+    unexpanded: list[int] = []
+    stack = [0] * (int(depths.max()) + 1)
+    stack[0] = int(start)
+    node = 1
+    while node < len(labels):
+        depth = int(depths[node])
+        state = int(table[stack[depth - 1], labels[node]])
+        if state < 0:
+            node = int(ends[node])
+            continue
+        for k in range(token_starts[node], token_starts[node + 1]):
+            out_tokens.append(int(token_ids[k]))
+            out_states.append(state)
+        if ends[node] > node + 1:
+            if state >= len(expanded) or not expanded[state]:
+                unexpanded.append(state)
+                node = int(ends[node])
+                continue
+            stack[depth] = state
+        node += 1
+    return (
+        np.asarray(out_tokens, np.int32),
+        np.asarray(out_states, np.int32),
+        np.asarray(unexpanded, np.int32),
+    )
+
+
+@njit(cache=True, nogil=True)
+def order_by_token(tokens, states, vocab_size):
+    """``(tokens, states)`` sorted by token id; ids are distinct and below ``vocab_size``.
+
+    A dense scan is linear in the vocabulary, a sort in the row: the cheaper is used."""
+    count = tokens.shape[0]
+    if count * 16 < vocab_size:
+        order = np.argsort(tokens)
+        return tokens[order], states[order]
+    state_of = np.full(vocab_size, -1, np.int32)
+    for i in range(count):
+        state_of[tokens[i]] = states[i]
+    out_tokens = np.empty(count, np.int32)
+    out_states = np.empty(count, np.int32)
+    k = 0
+    for token in range(vocab_size):
+        if state_of[token] >= 0:
+            out_tokens[k] = token
+            out_states[k] = state_of[token]
+            k += 1
+    return out_tokens, out_states
+
+
+def order_by_token_py(tokens, states, vocab_size):
+    """Plain-Python twin of ``order_by_token``."""
+    pairs = sorted(zip(tokens.tolist(), states.tolist(), strict=True))
+    return (
+        np.asarray([t for t, _ in pairs], np.int32),
+        np.asarray([s for _, s in pairs], np.int32),
+    )
+
+
+@njit(cache=True, nogil=True)
+def pack_bitmask(tokens, words):
+    """int32[words] with bit ``t % 32`` of word ``t // 32`` set for each token ``t``."""
+    mask = np.zeros(words, np.uint32)
+    for token in tokens:
+        mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
+    return mask.view(np.int32)
+
+
+def pack_bitmask_py(tokens, words):
+    """Plain-Python twin of ``pack_bitmask``."""
+    mask = [0] * words
+    for token in tokens.tolist():
+        mask[token // 32] |= 1 << (token % 32)
+    return np.asarray(mask, np.uint32).view(np.int32)
