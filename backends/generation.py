@@ -7,12 +7,13 @@ picks the driver for a generator and is what ``Model`` and ``Stream`` call.
 from __future__ import annotations
 
 from collections.abc import Generator as PyGenerator
-from typing import Any
 
 from backends.decode import loop
 from backends.decode.beam import beam_search
 from backends.decode.errors import BacktrackPastSpanStart, GenerationError
+from backends.decode.model_view import DecodingModel
 from backends.decode.step import step
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.samplers import Beam
 from seqstate.state import SequenceState
 
@@ -21,7 +22,7 @@ __all__ = ["BacktrackPastSpanStart", "GenerationError", "decode", "generate", "s
 Chunks = loop.Chunks
 
 
-def generate(model: Any, state: SequenceState, generator: Any) -> SequenceState:
+def generate(model: DecodingModel, state: SequenceState, generator: SpanGenerator) -> SequenceState:
     """Run ``generator`` on every row of ``state``; returns the extended state."""
     if isinstance(generator.sampler, Beam):
         return beam_search(model, state, generator)
@@ -29,7 +30,7 @@ def generate(model: Any, state: SequenceState, generator: Any) -> SequenceState:
 
 
 def decode(
-    model: Any, state: SequenceState, generator: Any
+    model: DecodingModel, state: SequenceState, generator: SpanGenerator
 ) -> PyGenerator[Chunks, None, SequenceState]:
     """The plain decode loop as a generator of per-step chunks; returns the new state
     (a beam search runs whole, without chunks: its text settles only at the end)."""

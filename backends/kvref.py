@@ -13,12 +13,26 @@ at any point, even in the middle of a pool operation, so it must not touch the c
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from backends.kv_pool import KVPool
+
+class BlockOwner(Protocol):
+    """What a handle needs from the pool that owns its blocks (`KVPool` implements it)."""
+
+    @property
+    def block_size(self) -> int:
+        """Positions per block."""
+        ...
+
+    def incref(self, blocks: np.ndarray) -> None:
+        """Take one reference on each block."""
+        ...
+
+    def release(self, blocks: np.ndarray) -> None:
+        """Give the references back (queued: safe from a finalizer in any thread)."""
+        ...
 
 
 class KVRef:
@@ -26,7 +40,7 @@ class KVRef:
 
     __slots__ = ("_pool", "_blocks", "_length", "__weakref__")
 
-    def __init__(self, pool: KVPool, blocks: np.ndarray, length: int) -> None:
+    def __init__(self, pool: BlockOwner, blocks: np.ndarray, length: int) -> None:
         """Internal: `pool.extend` and `prefix` build handles; this takes a reference on `blocks`."""
         blocks = np.array(blocks, dtype=np.int64)
         blocks.setflags(write=False)
@@ -39,7 +53,8 @@ class KVRef:
         weakref.finalize(self, pool.release, blocks).atexit = False
 
     @property
-    def pool(self) -> KVPool:
+    def pool(self) -> BlockOwner:
+        """The pool that owns the blocks (compare with `is` to tell pools apart)."""
         return self._pool
 
     @property

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Generator as PyGenerator
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from backends.decode.model_view import DecodingModel
 from backends.generation import decode
 from seqstate.builtin_generators import SpanGenerator
 from seqstate.samplers import Beam
 from seqstate.state import SequenceState
-
-if TYPE_CHECKING:
-    from backends.model import Model
 
 Chunks = list[list[str]]
 
@@ -28,7 +26,7 @@ Chunks = list[list[str]]
 class Stream(Iterator[Chunks]):
     """Iterate for per-row text chunks; ``state`` holds the result once exhausted."""
 
-    def __init__(self, model: Model, state: SequenceState, parts: tuple[Any, ...]) -> None:
+    def __init__(self, model: DecodingModel, state: SequenceState, parts: tuple[Any, ...]) -> None:
         if not parts:
             raise ValueError("stream() needs at least one part to append (text or a generator)")
         self._steps = _run(model, state, parts)
@@ -45,7 +43,7 @@ class Stream(Iterator[Chunks]):
 
 
 def _run(
-    model: Model, state: SequenceState, parts: tuple[Any, ...]
+    model: DecodingModel, state: SequenceState, parts: tuple[Any, ...]
 ) -> PyGenerator[Chunks, None, SequenceState]:
     for part in parts:
         if isinstance(part, SpanGenerator) and not isinstance(part.sampler, Beam):

@@ -9,12 +9,11 @@ from fsm.automaton import ByteAutomaton
 from fsm.cache import IndexCache
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.errors import InvalidSpec, Unsatisfiable
+from fsm.limits import DEFAULT_MAX_STATES
 from fsm.satisfiable import empty_because
 from fsm.terms import Term
 from fsm.token_index import TokenIndex
 from fsm.vocabulary import Vocabulary
-
-DEFAULT_MAX_STATES = 200_000
 
 
 class Spec(Protocol):

@@ -25,8 +25,6 @@ the same strings. Terminal priorities are not used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from lark.lexer import PatternStr, TerminalDef
 
@@ -42,11 +40,9 @@ from fsm.lalr import (
     shift,
     table_from_lark,
 )
+from fsm.limits import DEFAULT_MAX_STATES
 from fsm.regex import regex_term
 from fsm.terms import EMPTY, Term, byte_partition, derivative, literal, nullable
-
-if TYPE_CHECKING:
-    from fsm.specs import Grammar
 
 Lexeme = tuple[tuple[int, Term], ...]
 """Pending terminals (by index) with what each still has to match; sorted by index."""
@@ -82,10 +78,12 @@ class GrammarAutomaton:
     """``ByteAutomaton`` of the texts that lark's LALR(1) parser for a grammar accepts
     (up to lexing ambiguity, see the module docstring). States are built on demand."""
 
-    def __init__(self, grammar: Grammar, *, max_states: int = 200_000) -> None:
-        parser = load_lark(grammar.lark_text, grammar.start)
+    def __init__(
+        self, lark_text: str, start: str = "start", *, max_states: int = DEFAULT_MAX_STATES
+    ) -> None:
+        parser = load_lark(lark_text, start)
         check_productive(parser)
-        self._table: LalrTable = table_from_lark(parser, grammar.start)
+        self._table: LalrTable = table_from_lark(parser, start)
         definitions = {t.name: t for t in parser.terminals}
         used = {s for row in self._table.actions for s in row if s in definitions}
         undefined = sorted(

@@ -15,6 +15,7 @@ from fsm.errors import InvalidSpec
 from fsm.grammar import GrammarAutomaton
 from fsm.json_schema import DEFAULT_WHITESPACE_MAX, ordered_keys, schema_term
 from fsm.json_schema.types import is_python_type, type_schema
+from fsm.limits import DEFAULT_MAX_STATES
 from fsm.regex import regex_term
 from fsm.terms import Term, alt, literal
 
@@ -86,10 +87,10 @@ class Grammar:
     def fingerprint(self) -> str:
         return _fingerprint("grammar", [self.lark_text, self.start])
 
-    def automaton(self, *, max_states: int = 200_000) -> GrammarAutomaton:
+    def automaton(self, *, max_states: int = DEFAULT_MAX_STATES) -> GrammarAutomaton:
         """The lazily built byte automaton (raises ``InvalidSpec`` for a grammar lark
         rejects or one that is not LALR(1))."""
-        return GrammarAutomaton(self, max_states=max_states)
+        return GrammarAutomaton(self.lark_text, self.start, max_states=max_states)
 
 
 @dataclass(frozen=True, init=False)

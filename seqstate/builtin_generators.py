@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json as _json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from seqstate.errors import SeqStateError
+from seqstate.errors import InvalidGenerator
 from seqstate.generator import Generator
 from seqstate.hooks import Hook
 from seqstate.samplers import Greedy, SamplerSpec
@@ -25,13 +25,8 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_MAX_RETRIES = 32
 
 
-class InvalidGenerator(SeqStateError, ValueError):
-    """A generator was built with arguments that cannot work; the message names the
-    argument."""
-
-
 @dataclass(frozen=True)
-class SpanGenerator(Generator):
+class SpanGenerator(Generator["SequenceState"]):
     """One span to generate: constraint (``None`` = free text), sampler and limits."""
 
     kind: str  # "gen" | "regex" | "json" | "choice" | "grammar", for display
@@ -65,29 +60,14 @@ class SpanGenerator(Generator):
     def __call__(self, state: SequenceState) -> SequenceState:
         return state.engine.generate(state, self)
 
+    def resumed(self, **changes: Any) -> SpanGenerator:
+        """A copy that continues the span a row was cut in (``SequenceState.resume``)."""
+        return replace(self, resume=True, **changes)
+
 
 def _check_count(argument: str, value: object, least: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise InvalidGenerator(f"{argument} must be an int >= {least}, got {value!r}")
-
-
-def resume(state: SequenceState, **changes: Any) -> SequenceState:
-    """Continue the generated span every row of ``state`` ends in, from the constraint
-    state recorded at the cut (constraint rollback is slicing, then resuming).
-
-    ``changes`` override generator fields (e.g. ``max_tokens``, ``sampler``)."""
-    from dataclasses import replace
-
-    points = [row.resume_point for row in state.rows]
-    if any(p is None for p in points):
-        raise InvalidGenerator("resume() needs every row to end inside or after a generated span")
-    generators = {id(p.generator): p.generator for p in points}  # type: ignore[union-attr]
-    if len(generators) != 1:
-        raise InvalidGenerator("resume() needs every row to end in a span of the same generator")
-    (base,) = generators.values()
-    if not isinstance(base, SpanGenerator):
-        raise InvalidGenerator(f"cannot resume a span made by {type(base).__name__}")
-    return replace(base, resume=True, **changes)(state)
 
 
 def step(

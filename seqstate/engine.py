@@ -2,17 +2,19 @@
 
 A state keeps a shared reference to its engine; combining states of two engines is an
 `EngineMismatch`. `seqstate` calls `encode` (to settle pending text that is followed by
-tokens) and reads `text_bytes` (to decode ids); `generate` is called by
-generators, never by the algebra itself.
+tokens) and reads `text_bytes` (to decode ids); `generate` and `step` are called by
+generators, never by the algebra itself. The protocol is generic in the state type so
+that this module, which `seqstate.state` imports, needs nothing from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-if TYPE_CHECKING:
-    from seqstate.state import SequenceState
+from seqstate.generator import Generator
+
+StateT = TypeVar("StateT")
 
 
 @runtime_checkable
@@ -31,7 +33,7 @@ class VocabularyLike(Protocol):
 
 
 @runtime_checkable
-class Engine(Protocol):
+class Engine(Protocol[StateT]):
     """A model as the state algebra sees it."""
 
     @property
@@ -54,6 +56,13 @@ class Engine(Protocol):
         """Token ids of `text`, without special tokens."""
         ...
 
-    def generate(self, state: SequenceState, generator: Any) -> SequenceState:
+    def generate(self, state: StateT, generator: Generator[StateT]) -> StateT:
         """Run `generator` on every row of `state`; returns the extended state."""
+        ...
+
+    def step(
+        self, state: StateT, logits: Any, generator: Generator[StateT], *, rng: Any = None
+    ) -> StateT:
+        """Extend every row by one token drawn from `logits` the caller computed
+        (`ss.step`); engines that cannot take outside logits raise a `SeqStateError`."""
         ...

@@ -20,6 +20,11 @@ class ShapeMismatch(SeqStateError, ValueError):
     """Two shapes cannot be broadcast or stacked together."""
 
 
+class InvalidGenerator(SeqStateError, ValueError):
+    """A generator was built with arguments that cannot work; the message names the
+    argument."""
+
+
 class IncompatibleOperand(SeqStateError, TypeError):
     """An operand of `+` (or of a constructor) has a type the algebra does not accept."""
 

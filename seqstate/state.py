@@ -20,6 +20,7 @@ from seqstate.engine import Engine
 from seqstate.errors import (
     EngineMismatch,
     IncompatibleOperand,
+    InvalidGenerator,
     MissingCapture,
     NotScalarState,
     ShapeMismatch,
@@ -68,7 +69,7 @@ class SequenceState:
 
     `rows` is row-major: row `(b, k)` is `rows[b * samples + k]`."""
 
-    engine: Engine
+    engine: Engine[SequenceState]
     rows: tuple[Row, ...]
     shape: Shape
 
@@ -264,9 +265,14 @@ class SequenceState:
         """Continue the generated span each row ends in, from the constraint state at the
         cut: slicing then resuming is constraint rollback. ``changes`` override fields of
         the generator (``max_tokens``, ``sampler``, ...)."""
-        from seqstate.builtin_generators import resume
-
-        return resume(self, **changes)
+        points = [row.resume_point for row in self.rows]
+        if any(p is None for p in points):
+            raise InvalidGenerator("resume() needs every row to end inside or after a generated span")
+        generators = {id(p.generator): p.generator for p in points if p is not None}
+        if len(generators) != 1:
+            raise InvalidGenerator("resume() needs every row to end in a span of the same generator")
+        (base,) = generators.values()
+        return base.resumed(**changes)(self)
 
     def fork(self, n: int) -> SequenceState:
         """Repeat each row `n` times along samples, sharing everything: `(b, k*n)`."""

@@ -31,14 +31,16 @@ from backends.decode.commit import Rules, banned_position, commit, start
 from backends.decode.errors import GenerationError
 from backends.decode.hypothesis import Hypothesis
 from backends.decode.logits import banned_logits, constrained_logits, needed_logits
+from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import Prepared, active_index, prepare_row
 from backends.decode.result import span_row
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.state import SequenceState
 
 Scored = tuple[float, Hypothesis]
 
 
-def beam_search(model: Any, state: SequenceState, generator: Any) -> SequenceState:
+def beam_search(model: DecodingModel, state: SequenceState, generator: SpanGenerator) -> SequenceState:
     """Run ``generator`` (whose sampler is ``Beam``) on each row; returns ``(batch, n)``."""
     if state.engine is not model:
         raise GenerationError("this state belongs to another model")
@@ -128,7 +130,7 @@ def _text_key(hyp: Hypothesis, rules: Rules) -> bytes:
     return b"".join(rules.token_bytes[t] or b"" for t in hyp.tokens)
 
 
-def _needed(model: Any, prepared: Prepared, state: int | None) -> Any:
+def _needed(model: DecodingModel, prepared: Prepared, state: int | None) -> Any:
     return needed_logits(model, active_index(prepared, state), state)
 
 
@@ -143,7 +145,7 @@ def _bans(prepared: Prepared, beam: Hypothesis, max_tokens: int) -> list[int]:
 
 
 def _step_scores(
-    model: Any,
+    model: DecodingModel,
     logits: torch.Tensor,
     beams: Sequence[Hypothesis],
     prepared: Sequence[Prepared],

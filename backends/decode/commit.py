@@ -17,7 +17,9 @@ import numpy as np
 
 from backends.decode.errors import GenerationError
 from backends.decode.hypothesis import Hypothesis
+from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import Prepared, active_index
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.detokenize import Detokenizer
 
 
@@ -33,7 +35,7 @@ class Rules:
     banned: tuple[str, ...]
 
     @classmethod
-    def of(cls, model: Any, state: Any, generator: Any) -> Rules:
+    def of(cls, model: DecodingModel, state: Any, generator: SpanGenerator) -> Rules:
         return cls(
             state.detokenizer(generator.stop),
             model.vocabulary.token_bytes,

@@ -22,7 +22,9 @@ from backends.decode.commit import Rules, start
 from backends.decode.errors import BacktrackPastSpanStart, GenerationError
 from backends.decode.hypothesis import Hypothesis
 from backends.decode.logits import banned_logits, choose_tokens, constrained_logits
+from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import Prepared, active_index
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.hooks import Accept, Backtrack, Replace, Resample, TokenEvent
 
 TOP_K_FOR_HOOKS = 5
@@ -86,11 +88,11 @@ Drawn = tuple[int, float] | Backtrack
 
 
 def draw_step(
-    model: Any,
+    model: DecodingModel,
     runs: Sequence[RowRun],
     row_ids: Sequence[int],
     logits: torch.Tensor,
-    generator: Any,
+    generator: SpanGenerator,
     rng: torch.Generator | None,
 ) -> list[Drawn]:
     """One ``(token, logprob)`` per run, or the ``Backtrack`` a hook asked for."""
@@ -109,13 +111,13 @@ def draw_step(
 
 
 def _hooked(
-    model: Any,
+    model: DecodingModel,
     run: RowRun,
     row: int,
     token: int,
     logprob: float,
     logits: torch.Tensor,
-    generator: Any,
+    generator: SpanGenerator,
     rng: torch.Generator | None,
 ) -> Drawn:
     """Show the drawn token to the hooks until they accept it (redrawing on Resample)."""
@@ -145,7 +147,7 @@ def _hooked(
 
 
 def _ask(
-    hooks: Sequence[Any], model: Any, row: int, hyp: Hypothesis, token: int, logits: torch.Tensor
+    hooks: Sequence[Any], model: DecodingModel, row: int, hyp: Hypothesis, token: int, logits: torch.Tensor
 ) -> Replace | Resample | Backtrack | None:
     """The first hook's answer that is not an acceptance (None: every hook accepts)."""
     event = _event(model, row, hyp, token, logits)
@@ -156,7 +158,7 @@ def _ask(
     return None
 
 
-def _event(model: Any, row: int, hyp: Hypothesis, token: int, logits: torch.Tensor) -> TokenEvent:
+def _event(model: DecodingModel, row: int, hyp: Hypothesis, token: int, logits: torch.Tensor) -> TokenEvent:
     probs = torch.softmax(logits, -1)
     top = torch.topk(probs, min(TOP_K_FOR_HOOKS, int(torch.isfinite(logits).sum())))
     data = model.vocabulary.token_bytes[token] or b""

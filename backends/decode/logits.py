@@ -10,11 +10,12 @@ import torch
 
 from backends import sampling
 from backends.decode.errors import GenerationError
+from backends.decode.model_view import DecodingModel
 from seqstate.samplers import Beam, Greedy, Sample
 
 
 def constrained_logits(
-    model: Any, logits: torch.Tensor, indexes: Sequence[Any], states: Sequence[int | None]
+    model: DecodingModel, logits: torch.Tensor, indexes: Sequence[Any], states: Sequence[int | None]
 ) -> torch.Tensor:
     """Logits [n, V] with the constraints applied: refused tokens at -inf and, in final
     states, the end token carrying the mass of the refused ones (see
@@ -38,7 +39,7 @@ def banned_logits(logits: torch.Tensor, bans: Sequence[Sequence[int]]) -> torch.
     return sampling.ban_tokens(logits, where[:, 0], where[:, 1])
 
 
-def needed_logits(model: Any, index: Any, state: int | None) -> np.ndarray | None:
+def needed_logits(model: DecodingModel, index: Any, state: int | None) -> np.ndarray | None:
     """The token ids whose logits the next step from ``state`` uses: the allowed ones,
     or None for all of them (free text; a final state, where the end token takes the
     mass of every refused token; or ``model.restrict_head`` off)."""

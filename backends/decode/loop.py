@@ -18,9 +18,11 @@ from backends.decode.commit import Rules, banned_position, commit, forced_end, s
 from backends.decode.draw import RowRun, draw_step
 from backends.decode.errors import GenerationError
 from backends.decode.logits import needed_logits, seeded_rng
+from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import active_index, prepare_row
 from backends.decode.result import span_row
 from backends.progress import Progress
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.hooks import Backtrack
 from seqstate.kv import kv_prefix
 from seqstate.state import SequenceState
@@ -28,7 +30,7 @@ from seqstate.state import SequenceState
 Chunks = list[list[str]]
 
 
-def generate(model: Any, state: SequenceState, generator: Any) -> SequenceState:
+def generate(model: DecodingModel, state: SequenceState, generator: SpanGenerator) -> SequenceState:
     """Run ``generator`` on every row of ``state``; returns the extended state."""
     steps = decode(model, state, generator)
     while True:
@@ -39,7 +41,7 @@ def generate(model: Any, state: SequenceState, generator: Any) -> SequenceState:
 
 
 def decode(
-    model: Any, state: SequenceState, generator: Any
+    model: DecodingModel, state: SequenceState, generator: SpanGenerator
 ) -> PyGenerator[Chunks, None, SequenceState]:
     """Yield, after every step, each row's new text (``[batch][samples]``); return the
     extended state. Text is shown once final: whole characters only, without what may
@@ -97,7 +99,7 @@ def decode(
 
 
 def _advance(
-    model: Any, run: RowRun, choice: Any, rules: Rules, generator: Any
+    model: DecodingModel, run: RowRun, choice: Any, rules: Rules, generator: SpanGenerator
 ) -> tuple[Any, np.ndarray] | None:
     """Apply one drawn token (or a backtrack) to ``run``; the next forward input, or
     None when the row is finished."""
@@ -119,7 +121,7 @@ def _advance(
     return run.hyp.ref, np.asarray([token, *forced], dtype=np.int64)
 
 
-def _needed(model: Any, run: RowRun) -> Any:
+def _needed(model: DecodingModel, run: RowRun) -> Any:
     return needed_logits(model, active_index(run.prepared, run.hyp.state), run.hyp.state)
 
 
@@ -130,7 +132,7 @@ def _rewind_feed(run: RowRun) -> tuple[Any, np.ndarray]:
     return kv_prefix(run.hyp.ref, len(kept) - 1), kept[-1:]
 
 
-def _jump_forward(model: Any, run: RowRun, rules: Rules) -> list[int]:
+def _jump_forward(model: DecodingModel, run: RowRun, rules: Rules) -> list[int]:
     """Tokens the constraint forces next (canonical tokenization), appended unsampled
     while the constraint agrees with them and the span runs."""
     index = active_index(run.prepared, run.hyp.state)

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from backends.decode.errors import GenerationError
+from backends.decode.model_view import DecodingModel
 from fsm.prefixed import Prefixed
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.detokenize import Detokenizer
 from seqstate.errors import SeqStateError
 from seqstate.row import ResumePoint, Row
@@ -58,7 +60,7 @@ def active_index(prepared: Prepared, state: int | None) -> TokenIndex | None:
     return prepared.index
 
 
-def prepare_row(model: Any, row: Row, generator: Any, detok: Detokenizer) -> Prepared:
+def prepare_row(model: DecodingModel, row: Row, generator: SpanGenerator, detok: Detokenizer) -> Prepared:
     """Tokenize the row's pending text and find what the model must still compute.
 
     The constraint starts at its initial state, or, when the generator resumes, at the
@@ -98,7 +100,7 @@ def prepare_row(model: Any, row: Row, generator: Any, detok: Detokenizer) -> Pre
     )
 
 
-def _short_first_tokens(model: Any, index: Any, state: int, healed: bytes) -> list[int]:
+def _short_first_tokens(model: DecodingModel, index: Any, state: int, healed: bytes) -> list[int]:
     """Allowed first tokens that end inside the healed text (they would split it); none
     when no allowed token covers it (then the split is the only way)."""
     allowed = index.allowed_tokens(state).tolist()
@@ -114,7 +116,7 @@ def _resume_point(row: Row) -> ResumePoint:
     return point
 
 
-def _remove_last_token(model: Any, row: Row) -> tuple[Row, bytes]:
+def _remove_last_token(model: DecodingModel, row: Row) -> tuple[Row, bytes]:
     """The row without its last token and that token's bytes, when healing applies:
     a text token (not special) on character boundaries, with a token before it."""
     if row.n_tokens < 2 or row.pending_text:
@@ -144,7 +146,7 @@ def _start_state(point: ResumePoint | None, index: TokenIndex) -> int:
     return state
 
 
-def _tokenize_tail(model: Any, row: Row, pending: str, *, heal: bool, detok: Detokenizer) -> Row:
+def _tokenize_tail(model: DecodingModel, row: Row, pending: str, *, heal: bool, detok: Detokenizer) -> Row:
     """Tokenize trailing pending text; with ``heal``, the last committed token is
     re-tokenized together with it so the seam gets its canonical tokens."""
     n_drop = 0

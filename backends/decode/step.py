@@ -21,8 +21,10 @@ import torch
 from backends.decode.commit import Rules, commit, forced_end
 from backends.decode.draw import RowRun, draw_step
 from backends.decode.errors import GenerationError
+from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import prepare_row
 from backends.decode.result import span_row
+from seqstate.builtin_generators import SpanGenerator
 from seqstate.detokenize import Detokenizer
 from seqstate.hooks import Backtrack
 from seqstate.row import Row
@@ -31,10 +33,10 @@ from seqstate.state import SequenceState
 
 
 def step(
-    model: Any,
+    model: DecodingModel,
     state: SequenceState,
     logits: Any,
-    generator: Any,
+    generator: SpanGenerator,
     *,
     rng: torch.Generator | None = None,
 ) -> SequenceState:
@@ -78,7 +80,7 @@ def step(
 
 
 def _run_of(
-    model: Any, row: Row, generator: Any, rules: Rules, plain: Detokenizer
+    model: DecodingModel, row: Row, generator: SpanGenerator, rules: Rules, plain: Detokenizer
 ) -> RowRun | None:
     """The row as a run of ``generator``: its unfinished span replayed, a new span, or
     None when its span of ``generator`` is finished."""

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.automaton import DEAD
-from fsm.grammar import GrammarAutomaton
 
 ARITHMETIC = r"""
 ?start: sum
@@ -63,7 +62,7 @@ class Pair:
     """A grammar's automaton next to lark's own parser."""
 
     def __init__(self, text: str) -> None:
-        self.automaton = GrammarAutomaton(fsm.Grammar(text))
+        self.automaton = fsm.Grammar(text).automaton()
         self.lark = lark.Lark(text, parser="lalr")
 
     def lark_accepts(self, text: str) -> bool:

@@ -1,6 +1,6 @@
 """Conformance of the JSON-schema compiler against labelled instances.
 
-    python -m fsm.conformance DATA.jsonl[.gz] [--limit N] [--bytes] [--errors-out FILE]
+    python -m benchmarks.conformance DATA.jsonl[.gz] [--limit N] [--bytes] [--errors-out FILE]
                               [--peer llguidance|xgrammar]
 
 Each line holds a schema and tests ``{"valid", "data"}`` (the maskbench format,
@@ -253,7 +253,7 @@ def _token_walker_factory(report_masks: list[float]) -> Callable[[Term], object]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m fsm.conformance", description=__doc__.split("\n\n")[0]
+        prog="python -m benchmarks.conformance", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("data", type=Path)
     parser.add_argument("--limit", type=int, default=None)

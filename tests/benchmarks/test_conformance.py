@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fsm.conformance import ByteWalker, Case, main, read_cases, run
+from benchmarks.conformance import ByteWalker, Case, main, read_cases, run
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 MASKBENCH = DATA / "maskbench-dev.jsonl.gz"
