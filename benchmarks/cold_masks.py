@@ -1,0 +1,411 @@
+"""Masks for a fresh constraint: compile + cold walk, cold and warm step times (issue 15).
+
+For each case a *fresh* compile, then a *cold walk*: at each token of a valid instance,
+build the mask and advance (timed as one step); then a *warm walk* over the same tokens
+(ours: the same index again; peers: after a reset). Engines: ours (``fsm.compile_index``,
+lazy), llguidance, xgrammar and outlines-core, with the SmolLM2 tokenizer (49,152 ids).
+
+Cases: a 6-property nested person schema, an order schema (uuid, array of objects, enum,
+anyOf), an event schema (date-time, array of objects), a money regex, an ipv4 regex, and
+a fixed random sample (seed 0) of MaskBench-dev schemas, every valid instance walked with
+its own fresh compile.
+
+Each engine runs in its own worker process (the adapters and workers of
+``benchmarks/fsm_compile.py``), warmed up on an unrelated regex and schema, and the main
+process hands out one case at a time to each engine in turn, so the engines interleave on
+the shared machine and a runaway compile is killed at ``--timeout``.
+
+    .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--reps 3] [--timeout 30]
+        [--engines seqstate,llguidance,xgrammar,outlines-core] [--json out.json] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import time
+from collections import Counter
+from multiprocessing.connection import Connection
+from typing import Any
+
+from _common import command_line, fmt, markdown_table, median, percentile, run_header
+from _common import write_section as _write_section
+from fsm_compile import (
+    ADAPTERS,
+    MASKBENCH,
+    MODULES,
+    WARMUP_REGEX,
+    WARMUP_SCHEMA,
+    Engine,
+    Worker,
+    _encode,
+    _tokenizer,
+    have,
+    maskbench_sample,
+)
+
+SECTION = "Cold masks: a fresh constraint, token by token"
+ENGINES = ("seqstate", "llguidance", "xgrammar", "outlines-core")
+
+ADDRESS = {
+    "type": "object",
+    "properties": {
+        "street": {"type": "string"},
+        "city": {"type": "string"},
+        "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+    },
+    "required": ["street", "city", "zip"],
+}
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "email": {"type": "string", "format": "email"},
+        "active": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "address": ADDRESS,
+    },
+    "required": ["name", "age", "email", "active", "tags", "address"],
+}
+ORDER = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "status": {"enum": ["pending", "paid", "shipped", "cancelled"]},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "sku": {"type": "string"},
+                    "quantity": {"type": "integer", "minimum": 1},
+                    "price": {"type": "number", "minimum": 0},
+                },
+                "required": ["sku", "quantity", "price"],
+            },
+            "minItems": 1,
+        },
+        "discount": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+    },
+    "required": ["id", "status", "items", "discount"],
+}
+EVENT = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "start": {"type": "string", "format": "date-time"},
+        "attendees": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "rsvp": {"type": "boolean"}},
+                "required": ["name", "rsvp"],
+            },
+        },
+    },
+    "required": ["title", "start", "attendees"],
+}
+CASES: dict[str, tuple[str, Any, Any]] = {
+    "person schema (6 properties, nested)": (
+        "json",
+        PERSON,
+        {
+            "name": "Ada Lovelace",
+            "age": 36,
+            "email": "ada@example.org",
+            "active": True,
+            "tags": ["math", "poetry"],
+            "address": {"street": "12 St James's Square", "city": "London", "zip": "12345"},
+        },
+    ),
+    "order schema (uuid, array of objects, enum, anyOf)": (
+        "json",
+        ORDER,
+        {
+            "id": "123e4567-e89b-12d3-a456-426614174000",
+            "status": "shipped",
+            "items": [
+                {"sku": "A-100", "quantity": 2, "price": 9.99},
+                {"sku": "B-7", "quantity": 1, "price": 120.5},
+            ],
+            "discount": None,
+        },
+    ),
+    "event schema (date-time, array of objects)": (
+        "json",
+        EVENT,
+        {
+            "title": "Launch party",
+            "start": "2024-05-17T18:30:00Z",
+            "attendees": [{"name": "Grace", "rsvp": True}, {"name": "Alan", "rsvp": False}],
+        },
+    ),
+    "money regex": ("regex", r"\$(0|[1-9][0-9]{0,2}(,[0-9]{3})*)\.[0-9]{2}", "$1,234,567.89"),
+    "ipv4 regex": (
+        "regex",
+        r"((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}"
+        r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
+        "192.168.10.254",
+    ),
+}
+
+# ------------------------------------------------------------ one step = mask + advance
+
+
+def _steps(name: str, engine: Any, handle: Any, tokens: list[int]) -> tuple[list[int], bool]:
+    """Time mask + advance at each token (ns per step); whether every token was accepted."""
+    clock = time.perf_counter_ns
+    times: list[int] = []
+    if name == "seqstate":
+        import numpy as np
+
+        buffer, state = engine.buffer, handle.initial_state
+        for token in tokens:
+            start = clock()
+            np.copyto(buffer, handle.bitmask(state))
+            state = handle.next_state(state, token)
+            times.append(clock() - start)
+            if state < 0:
+                return times, False
+        return times, True
+    for token in tokens:
+        start = clock()
+        accepted = _peer_step(name, engine, handle, token)
+        times.append(clock() - start)
+        if not accepted:
+            return times, False
+    return times, True
+
+
+def _peer_step(name: str, engine: Any, handle: Any, token: int) -> bool:
+    if name == "llguidance":
+        engine.fill(handle, engine.buffer)
+        return bool(handle.consume_token(token)) and not handle.is_error()
+    if name == "xgrammar":
+        handle.fill_next_token_bitmask(engine.buffer)
+        return bool(handle.accept_token(token))
+    engine.fill(handle, engine.buffer)  # outlines-core
+    try:
+        handle.advance(token, return_tokens=False)
+    except Exception:  # noqa: BLE001 - outlines-core raises on a disallowed token
+        return False
+    return True
+
+
+def _walk_fresh(name: str, engine: Engine, kind: str, source: Any, tokens: list[int]) -> dict:
+    """Fresh compile (first mask included), cold walk, then warm walk of one instance."""
+    start = time.perf_counter_ns()
+    handle = engine.compile(kind, source, "lazy" if name == "seqstate" else "default")
+    compiled = time.perf_counter_ns() - start
+    cold, accepted = _steps(name, engine, handle, tokens)
+    if name != "seqstate":
+        engine.reset(handle)
+    warm, _ = _steps(name, engine, handle, tokens)
+    return {"compile": compiled, "cold": cold, "warm": warm, "accepted": accepted}
+
+
+def _serve(name: str, conn: Connection) -> None:
+    """Worker loop: set the engine up, warm it up, then walk fresh compiles on request."""
+    tokenizer = _tokenizer()
+    engine = ADAPTERS[name](tokenizer)
+    for kind, (source, value) in (("regex", WARMUP_REGEX), ("json", WARMUP_SCHEMA)):
+        _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind))
+    conn.send({"version": engine.version})
+    while True:
+        request = conn.recv()
+        if request is None:
+            return
+        try:
+            answers = [
+                _walk_fresh(name, engine, request["kind"], request["source"], tokens)
+                for tokens in request["instances"]
+            ]
+            conn.send({"walks": answers})
+        except Exception as error:  # noqa: BLE001 - reported per case, the worker lives on
+            conn.send({"error": f"{type(error).__name__}: {str(error)[:100]}"})
+
+
+class ColdWorker(Worker):
+    """``fsm_compile.Worker`` serving fresh-compile walks instead of compile requests."""
+
+    def start(self) -> None:
+        context = mp.get_context("spawn")
+        parent, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(self.name, child), daemon=True)
+        self.process.start()
+        self.conn = parent
+        if not parent.poll(300):
+            raise RuntimeError(f"{self.name} worker did not start")
+        self.info = self.info or parent.recv()
+
+
+# ------------------------------------------------------------------------ the runs
+
+
+def _record() -> dict:
+    return {"totals": [], "cold": [], "warm": [], "rejected": 0, "failed": 0, "errors": Counter()}
+
+
+def _add(record: dict, answer: dict) -> None:
+    if "error" in answer:
+        record["failed"] += 1
+        record["errors"][answer["error"][:70]] += 1
+        return
+    for walk in answer["walks"]:
+        record["totals"].append((walk["compile"] + sum(walk["cold"])) / 1e6)  # ms
+        record["cold"] += walk["cold"]
+        record["warm"] += walk["warm"]
+        record["rejected"] += not walk["accepted"]
+
+
+def run_cases(workers: dict[str, Worker], tokenizer: Any, reps: int) -> dict[str, dict]:
+    """Each fixed case ``reps`` times per engine, engines interleaved."""
+    results = {case: {name: _record() for name in workers} for case in CASES}
+    for _ in range(reps):
+        for case, (kind, source, value) in CASES.items():
+            request = {"kind": kind, "source": source, "instances": [_encode(tokenizer, value, kind)]}
+            for name, worker in workers.items():
+                _add(results[case][name], worker.ask(request))
+    return results
+
+
+def run_sample(workers: dict[str, Worker], tokenizer: Any, n: int) -> dict[str, dict]:
+    """Every valid instance of ``n`` sampled MaskBench-dev schemas, fresh compile each."""
+    results = {name: _record() for name in workers}
+    started = time.perf_counter()
+    for i, entry in enumerate(maskbench_sample(n)):
+        instances = [_encode(tokenizer, t["data"], "json") for t in entry["tests"] if t["valid"]]
+        request = {"kind": "json", "source": entry["schema"], "instances": instances}
+        for name, worker in workers.items():
+            _add(results[name], worker.ask(request))
+        if (i + 1) % 25 == 0:
+            print(f"  sample {i + 1}/{n} ({time.perf_counter() - started:.0f} s)", flush=True)
+    return results
+
+
+# ------------------------------------------------------------------------- reports
+
+HEADERS = [
+    "engine",
+    "compile + cold walk (ms)",
+    "cold step p50 (µs)",
+    "cold step p99 (µs)",
+    "warm step p50 (µs)",
+    "rejected / failed",
+]
+
+
+def _row(name: str, record: dict, totals: str) -> list[object]:
+    return [
+        name,
+        totals,
+        fmt(percentile(record["cold"], 50) / 1e3, 1),
+        fmt(percentile(record["cold"], 99) / 1e3, 1),
+        fmt(median(record["warm"]) / 1e3, 2),
+        f"{record['rejected']} / {record['failed']}",
+    ]
+
+
+def cases_table(results: dict[str, dict]) -> str:
+    blocks = []
+    for case, records in results.items():
+        rows = [_row(n, r, fmt(median(r["totals"]), 2)) for n, r in records.items()]
+        blocks.append(f"**{case}**\n\n" + markdown_table(HEADERS, rows))
+    return "\n\n".join(blocks)
+
+
+def sample_table(results: dict[str, dict]) -> str:
+    headers = ["engine", "compile + cold walk p50 / p90 (ms)", *HEADERS[2:]]
+    rows = [
+        _row(n, r, f"{fmt(percentile(r['totals'], 50), 2)} / {fmt(percentile(r['totals'], 90), 2)}")
+        for n, r in results.items()
+    ]
+    return markdown_table(headers, rows)
+
+
+def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
+    """Ours against the best peer (compile + cold walk) and llguidance (cold p99)."""
+    lines = []
+    rows = {case: records for case, records in cases.items()}
+    if sample:
+        rows["MaskBench sample (p50 of instances)"] = sample
+    for case, records in rows.items():
+        ours = records.get("seqstate")
+        peers = {n: r for n, r in records.items() if n != "seqstate" and r["totals"]}
+        if not ours or not ours["totals"] or not peers:
+            continue
+        best = min(peers, key=lambda n: median(peers[n]["totals"]))
+        line = (
+            f"{case}: ours {fmt(median(ours['totals']), 2)} ms vs {best} "
+            f"{fmt(median(peers[best]['totals']), 2)} ms "
+            f"({median(ours['totals']) / median(peers[best]['totals']):.1f}x)"
+        )
+        if "llguidance" in peers:
+            p99 = percentile(ours["cold"], 99) / percentile(peers["llguidance"]["cold"], 99)
+            line += f"; cold p99 / llguidance's: {p99:.1f}x"
+        lines.append(line)
+    return lines
+
+
+def report(args: argparse.Namespace, workers: dict, cases: dict, sample: dict | None) -> str:
+    versions = ", ".join(w.info.get("version", name) for name, w in workers.items())
+    parts = [
+        run_header(command_line()),
+        f"Engines: {versions}. Compile = spec to the first mask in hand; cold walk = at each "
+        "token of a valid instance build the mask (ours: copied into a buffer, as the peers "
+        "write theirs) and advance, timed per step; warm = the same walk again. Median of "
+        f"{args.reps} fresh compiles per case, engines interleaved.",
+        cases_table(cases),
+    ]
+    if sample:
+        parts.append(
+            f"**MaskBench-dev sample ({args.sample} schemas, seed 0; every valid instance "
+            f"with its own fresh compile; timeout {args.timeout:g} s)**\n\n" + sample_table(sample)
+        )
+    parts.append("Ratios: " + "; ".join(ratios(cases, sample)) + ".")
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sample", type=int, default=200, help="MaskBench-dev schemas (0: none)")
+    parser.add_argument("--reps", type=int, default=3, help="fresh compiles per fixed case")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--json", help="also dump the raw results to this file")
+    parser.add_argument("--write", action="store_true", help="write to docs/benchmarks.md")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    workers: dict[str, Worker] = {}
+    for name in (n.strip() for n in args.engines.split(",") if n.strip()):
+        if name in MODULES and not have(MODULES[name]):
+            print(f"note: {name} is not installed (pip install -e '.[peers]'); skipped")
+            continue
+        workers[name] = ColdWorker(name, args.timeout)
+        workers[name].start()
+        print(f"{name}: ready ({workers[name].info['version']})", flush=True)
+    tokenizer = _tokenizer()
+    try:
+        cases = run_cases(workers, tokenizer, args.reps)
+        sample = run_sample(workers, tokenizer, args.sample) if args.sample else None
+    finally:
+        for worker in workers.values():
+            worker.stop()
+    body = report(args, workers, cases, sample)
+    print(body)
+    if args.json:
+        dump = {"cases": cases, "sample": sample}
+        with open(args.json, "w") as handle:
+            json.dump(dump, handle, default=lambda o: dict(o) if isinstance(o, Counter) else str(o))
+    if args.write:
+        _write_section(SECTION, body)
+        print(f"written to docs/benchmarks.md, section '{SECTION}'")
+
+
+if __name__ == "__main__":
+    main()
