@@ -33,7 +33,6 @@ from _common import command_line, fmt, markdown_table, median, percentile, run_h
 from _common import write_section as _write_section
 from fsm_compile import (
     ADAPTERS,
-    MASKBENCH,
     MODULES,
     WARMUP_REGEX,
     WARMUP_SCHEMA,
@@ -265,7 +264,11 @@ def run_cases(workers: dict[str, Worker], tokenizer: Any, reps: int) -> dict[str
     results = {case: {name: _record() for name in workers} for case in CASES}
     for _ in range(reps):
         for case, (kind, source, value) in CASES.items():
-            request = {"kind": kind, "source": source, "instances": [_encode(tokenizer, value, kind)]}
+            request = {
+                "kind": kind,
+                "source": source,
+                "instances": [_encode(tokenizer, value, kind)],
+            }
             for name, worker in workers.items():
                 _add(results[case][name], worker.ask(request))
     return results
