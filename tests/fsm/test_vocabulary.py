@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 from fsm import InvalidVocabulary, Vocabulary
 from fsm.trie import TokenTrie
-from fsm.vocabulary import byte_level_alphabet, detect_kind
+from fsm.vocabulary import (
+    byte_level_alphabet,
+    byte_level_table,
+    decode_byte_level,
+    detect_kind,
+)
 
 # --------------------------------------------------------------- fake tokenizers
 
@@ -75,6 +80,20 @@ def test_byte_level_alphabet_is_a_bijection_onto_bytes():
     assert alphabet["Ċ"] == ord("\n")
     assert alphabet["a"] == ord("a")
     assert all(c.isprintable() for c in alphabet)
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [("Ġthe", b" the"), ("ĊĉĠ", b"\n\t "), ("Ã©", "é".encode()), ("ÿĀ", b"\xff\x00")],
+)
+def test_byte_level_decoding(token, expected):
+    assert decode_byte_level(token, byte_level_table(byte_level_alphabet())) == expected
+
+
+@pytest.mark.parametrize("token", [" the", "a\nb", "\x00", "é中", "\u0144", "😀"])
+def test_byte_level_decoding_refuses_characters_outside_the_alphabet(token):
+    # A raw space, newline or control, and anything past U+0143 stand for no byte.
+    assert decode_byte_level(token, byte_level_table(byte_level_alphabet())) is None
 
 
 def test_smol_vocabulary_shape_and_specials(smol_tokenizer):
