@@ -1,25 +1,52 @@
-"""Text and HTML views of a state: a terminal-sized `repr` and a Jupyter table.
+"""Text and HTML views of a state's rows: a terminal-sized `repr` and a static HTML view.
 
-Both only read rows; they never build text longer than their limits, so displaying a
-huge state stays cheap.
+Both take the rows and the shape (not the state), so this module depends on rows and
+segments only. Text is coloured by where it came from (prompt, appended text, or the
+generator / capture that wrote it), explained by a legend; a batch or a fork shows the
+prefix its rows share once, then each row's continuation. The HTML is plain markup with
+inline styles (no script, no widget), so it survives notebook export. Both views stop at
+their limits (rows, characters) and say what they left out, so a huge state is cheap to
+display.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING
+import re
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from seqstate.row import Row
-from seqstate.segment import Segment
+from seqstate.row import Row, ends_where_generated
+from seqstate.segment import Origin, Segment
 
-if TYPE_CHECKING:
-    from seqstate.state import SequenceState
+Shape = tuple[int, int]
 
-KIND_COLOURS = {"prompt": "#dfe7f2", "text": "#f6ecc9"}
-GENERATED_COLOURS = ("#cdeccd", "#f5d5dc", "#d9d2f2", "#cfeef0", "#f3dcc4", "#e4efc8")
+INPUT_COLOURS = {"prompt": "#e3e8f0", "text": "#f6ecc9"}
+GENERATED_COLOURS = (
+    "#b9e4b9",
+    "#f5c7d1",
+    "#cfc5f2",
+    "#b8e6ea",
+    "#f3d2ae",
+    "#dbeab4",
+    "#f0c6ee",
+    "#c9dcf5",
+)
+TEXT_STYLE = (
+    "white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;"
+    "font-family:ui-monospace,monospace;font-size:12px;line-height:1.6;color:#111;"
+    "max-width:100%"
+)
+STYLE = (
+    "<style>.seqstate .ss-tok{box-shadow:inset -1px 0 rgba(0,0,0,.22)}"
+    ".seqstate .ss-pending{text-decoration:underline dotted}"
+    ".seqstate td,.seqstate th{vertical-align:top;text-align:left;padding:2px 6px}</style>"
+)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def preview(text: str, width: int) -> str:
@@ -30,119 +57,302 @@ def preview(text: str, width: int) -> str:
     return repr(text)
 
 
-def _row_summary(row: Row, width: int) -> str:
-    parts = [preview(row.text, width), f"{row.n_tokens} tok"]
+def row_label(shape: Shape, b: int, k: int) -> str:
+    """The index that picks row `(b, k)` under the shape rule of `s[...]`: `[b, k]` on a
+    full grid, `[b]` or `[k]` when one axis has size 1, nothing on a 1x1 state (where
+    `s[i:j]` cuts characters)."""
+    keys = [str(i) for i, size in zip((b, k), shape, strict=True) if size > 1]
+    return f"[{', '.join(keys)}]" if keys else ""
+
+
+def finish_label(row: Row) -> str | None:
+    """How the row's last generated span ended: its finish reason, ``"cut"`` when a slice
+    took its end away (``state.resume()`` continues it), None without generated text."""
+    for segment in reversed(row.segments):
+        if segment.kind == "generated":
+            return row.finish_reason or ("cut" if not ends_where_generated(segment) else None)
+    return None
+
+
+def shared_prefix(rows: Sequence[Row]) -> int:
+    """Number of leading characters made of the same whole tokens in every row (0 for a
+    single row): what a batch or a fork has in common before the rows differ."""
+    if len(rows) < 2:
+        return 0
+    first = rows[0].token_ids
+    common = len(first)
+    for row in rows[1:]:
+        ids = row.token_ids
+        n = min(common, len(ids))
+        differ = np.flatnonzero(first[:n] != ids[:n])
+        common = int(differ[0]) if len(differ) else n
+        if common == 0:
+            return 0
+    chars = int(rows[0].token_offsets[common - 1, 1])
+    text = rows[0].text[:chars]
+    same = all(
+        int(row.token_offsets[common - 1, 1]) == chars and row.text.startswith(text)
+        for row in rows[1:]
+    )
+    return chars if same else 0
+
+
+def _shown(shape: Shape, n_rows: int, max_rows: int) -> list[tuple[str, int]]:
+    """(label, row index) of the first `max_rows` rows, row-major."""
+    samples = shape[1]
+    return [
+        (row_label(shape, *divmod(index, samples)), index) for index in range(min(n_rows, max_rows))
+    ]
+
+
+# -- repr ---------------------------------------------------------------------------------
+
+
+def _row_summary(row: Row, start: int, width: int) -> str:
+    text = preview(row.text[start:], width)
+    parts = ["+" + text if start else text, f"{row.n_tokens} tok"]
     if row.n_tokens and not np.isnan(row.token_logprobs).all():
         parts.append(f"logp {row.logprob:.3f}")
     if row.pending_text:
         parts.append(f"{len(row.pending_text)} pending chars")
-    if row.finish_reason:
-        parts.append(row.finish_reason)
+    finish = finish_label(row)
+    if finish:
+        parts.append(finish)
     return " · ".join(parts)
 
 
-def row_label(shape: tuple[int, int], b: int, k: int) -> str:
-    """The index that picks row `(b, k)` under the shape rule of `s[...]`: `[b, k]` on a
-    full grid, `[b]` or `[k]` when one axis has size 1, nothing on a 1x1 state (where
-    `s[i:j]` cuts characters)."""
-    keys = [str(i) for i, size in zip((b, k), shape) if size > 1]
-    return f"[{', '.join(keys)}] " if keys else ""
-
-
-def state_repr(state: SequenceState, width: int = 60, max_rows: int = 8) -> str:
-    """Shape and engine, then one line per row (at most `max_rows`), labelled with the
-    index that selects it."""
-    lines = [f"SequenceState(shape={state.shape}, engine={type(state.engine).__name__})"]
-    samples = state.shape[1]
-    for index, row in enumerate(state.rows[:max_rows]):
-        b, k = divmod(index, samples)
-        lines.append(f"  {row_label(state.shape, b, k)}{_row_summary(row, width)}")
-    if len(state.rows) > max_rows:
-        lines.append(f"  … {len(state.rows) - max_rows} more rows")
+def state_repr(
+    rows: Sequence[Row], shape: Shape, engine_name: str, width: int = 60, max_rows: int = 8
+) -> str:
+    """Shape, engine and capture names; the shared prefix of several rows once; then one
+    line per row (at most `max_rows`), labelled with the index that selects it."""
+    shown = _shown(shape, len(rows), max_rows)
+    names = list(dict.fromkeys(n for _, i in shown for n in rows[i].capture_names()))
+    captures = f", captures={names}" if names else ""
+    lines = [f"SequenceState(shape={shape}, engine={engine_name}{captures})"]
+    start = shared_prefix(rows)
+    if start:
+        n_tokens = int(np.searchsorted(rows[0].token_offsets[:, 1], start, "right"))
+        lines.append(f"  shared: {preview(rows[0].text[:start], width)} · {n_tokens} tok")
+    for label, index in shown:
+        lines.append(f"  {label + ' ' if label else ''}{_row_summary(rows[index], start, width)}")
+    if len(rows) > len(shown):
+        lines.append(f"  … {len(rows) - len(shown)} more rows")
     return "\n".join(lines)
 
 
-def _colour(segment: Segment, generators: dict[int, str]) -> str:
-    if segment.kind != "generated":
-        return KIND_COLOURS[segment.kind]
-    key = id(segment.origin.generator)
-    if key not in generators:
-        generators[key] = GENERATED_COLOURS[len(generators) % len(GENERATED_COLOURS)]
-    return generators[key]
+# -- HTML ---------------------------------------------------------------------------------
 
 
-def _segment_html(segment: Segment, first_token: int, colour: str, budget: int) -> str:
-    """Spans for the tokens of `segment` (titles: index, id, log-probability), then its
-    pending text, within `budget` characters."""
-    label = segment.kind
-    if segment.kind == "generated" and segment.origin.generator is not None:
-        label += f" by {segment.origin.generator!r}"[:80]
-    text, span = segment.text, segment.span
+def _source(origin: Origin) -> Hashable:
+    """What a colour stands for: the input kind, the capture name, or the generator."""
+    if origin.kind != "generated":
+        return origin.kind
+    if origin.capture is not None:
+        return ("capture", origin.capture)
+    try:
+        hash(origin.generator)
+        return ("generator", origin.generator)
+    except TypeError:
+        return ("generator", id(origin.generator))
+
+
+def describe(generator: object) -> str:
+    """A short description of a generator: its kind and constraint (pattern, options)."""
+    kind = getattr(generator, "kind", None) or type(generator).__name__
+    constraint = getattr(generator, "constraint", None)
+    if constraint is None:
+        return "free text" if kind == "gen" else str(kind)
+    detail = getattr(constraint, "pattern", None) or getattr(constraint, "options", None)
+    if detail is None:
+        schema = getattr(constraint, "schema", None)
+        detail = schema.get("title") if isinstance(schema, dict) else None
+    return f"{kind} {preview(str(detail), 40)}" if detail else str(kind)
+
+
+@dataclass
+class _Entry:
+    """One legend line: a colour, what it stands for, and how its spans ended."""
+
+    colour: str
+    name: str
+    kind: str
+    finishes: Counter[str] = field(default_factory=Counter)
+    complete: int = 0
+    spans: int = 0
+
+
+@dataclass
+class _Legend:
+    """Colours assigned by source in order of first appearance, with per-span stats."""
+
+    entries: dict[Hashable, _Entry] = field(default_factory=dict)
+    seen: set[int] = field(default_factory=set)
+
+    def colour(self, origin: Origin) -> str:
+        key = _source(origin)
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = self._new(origin)
+            self.entries[key] = entry
+        return entry.colour
+
+    def _new(self, origin: Origin) -> _Entry:
+        if origin.kind != "generated":
+            return _Entry(INPUT_COLOURS[origin.kind], origin.kind, "input")
+        n_generated = sum(1 for key in self.entries if isinstance(key, tuple))
+        colour = GENERATED_COLOURS[n_generated % len(GENERATED_COLOURS)]
+        name = origin.capture if origin.capture is not None else "(unnamed)"
+        return _Entry(colour, name, describe(origin.generator))
+
+    def count(self, row: Row) -> None:
+        """Record how each generated span of `row` ended (once per span)."""
+        last_piece: dict[int, Segment] = {}
+        for segment in row.segments:
+            if segment.kind == "generated":
+                last_piece[id(segment.origin)] = segment
+        for key, segment in last_piece.items():
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            origin = segment.origin
+            entry = self.entries.setdefault(_source(origin), self._new(origin))
+            intact = ends_where_generated(segment)
+            entry.finishes[(origin.finish_reason or "running") if intact else "cut"] += 1
+            entry.complete += bool(origin.complete and intact)
+            entry.spans += 1
+
+    def html(self) -> str:
+        items = []
+        for entry in self.entries.values():
+            facts = [entry.kind]
+            if entry.spans:
+                facts.append(", ".join(f"{r} ×{n}" for r, n in entry.finishes.items()))
+                facts.append(f"complete {entry.complete}/{entry.spans}")
+            items.append(
+                '<span class="ss-key" style="margin-right:14px;white-space:nowrap">'
+                f'<span style="background:{entry.colour};border:1px solid #999;'
+                'display:inline-block;width:10px;height:10px;margin-right:4px"></span>'
+                f"<b>{_escape(entry.name)}</b> {_escape(' · '.join(facts))}</span> "
+            )
+        return f'<div class="ss-legend" style="margin:4px 0">{"".join(items)}</div>'
+
+
+def _escape(text: str) -> str:
+    """HTML-escaped text with control characters spelled out (the view stays valid XML)."""
+    return html.escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+
+
+def _token_title(segment: Segment, local: int, first_token: int, name: str) -> str:
+    span, position = segment.span, segment.t0 + local
+    start = span.token_start(position)
+    text = span.text[start : int(span.token_ends[position])]
+    title = f"token {first_token + local} · id {int(span.token_ids[position])} · {text!r}"
+    logprob = float(span.logprobs[position])
+    if not math.isnan(logprob):
+        title += f" · logp {logprob:.3f}"
+    return f"{title} · {name}"
+
+
+def _segment_html(
+    segment: Segment, first_token: int, lo: int, hi: int, colour: str, name: str
+) -> str:
+    """Characters `[lo, hi)` of `segment` (relative offsets): one span per token (hover:
+    index, id, text, log-probability, source), then its pending text."""
+    text = segment.text
     starts, ends = segment.token_bounds()
     out = []
-    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
-        if start >= budget:
-            break
-        position = segment.t0 + i
-        logprob = float(span.logprobs[position])
-        title = f"{label} · token {first_token + i} · id {int(span.token_ids[position])}"
-        if not math.isnan(logprob):
-            title += f" · logp {logprob:.3f}"
+    local = int(np.searchsorted(ends, lo, "right"))
+    while local < len(ends) and starts[local] < hi:
+        title = _token_title(segment, local, first_token, name)
+        piece = text[max(int(starts[local]), lo) : min(int(ends[local]), hi)]
         out.append(
-            f'<span class="tok" style="background:{colour}" title="{html.escape(title)}">'
-            f"{html.escape(text[start : min(end, budget)])}</span>"
+            f'<span class="ss-tok" style="background:{colour}" title="{_escape(title)}">'
+            f"{_escape(piece)}</span>"
         )
-    pending_start = int(ends[-1]) if len(ends) else 0
-    if pending_start < min(len(text), budget):
+        local += 1
+    pending = max(int(ends[-1]) if len(ends) else 0, lo)
+    if pending < hi:
         out.append(
-            f'<span class="pending" style="background:{colour}" '
-            f'title="{html.escape(label)} · pending (not tokenized yet)">'
-            f"{html.escape(text[pending_start:budget])}</span>"
+            f'<span class="ss-pending" style="background:{colour}" '
+            f'title="{_escape(name)} · pending text (tokenized at the next forward pass)">'
+            f"{_escape(text[pending:hi])}</span>"
         )
     return "".join(out)
 
 
-def _cell_html(row: Row, generators: dict[int, str], max_chars: int) -> str:
+def _text_html(row: Row, start: int, end: int, max_chars: int, legend: _Legend) -> str:
+    """Characters `[start, end)` of `row` (at most `max_chars`), coloured by source."""
+    stop = min(end, start + max_chars)
     out = []
-    for index, segment in enumerate(row.segments):
-        start = int(row.char_starts[index])
-        if start >= max_chars:
-            break
-        colour = _colour(segment, generators)
-        first = int(row.token_starts[index])
-        out.append(_segment_html(segment, first, colour, max_chars - start))
-    if row.n_chars > max_chars:
-        out.append(f'<span class="more">… {row.n_chars - max_chars} more characters</span>')
-    return "".join(out)
+    index = max(int(np.searchsorted(row.char_starts, start, "right")) - 1, 0)
+    while index < len(row.segments) and int(row.char_starts[index]) < stop:
+        segment, seg_start = row.segments[index], int(row.char_starts[index])
+        if int(row.char_starts[index + 1]) > start:
+            colour = legend.colour(segment.origin)
+            name = legend.entries[_source(segment.origin)].name
+            lo, hi = max(start - seg_start, 0), stop - seg_start
+            first = int(row.token_starts[index])
+            out.append(_segment_html(segment, first, lo, min(hi, segment.n_chars), colour, name))
+        index += 1
+    if end > stop:
+        out.append(f'<span style="color:#777"> … {end - stop} more characters</span>')
+    return f'<div class="ss-text" style="{TEXT_STYLE}">{"".join(out)}</div>'
 
 
-STYLE = (
-    "<style>table.seqstate td{vertical-align:top;text-align:left;white-space:pre-wrap;"
-    "font-family:monospace}table.seqstate .tok{border-right:1px solid rgba(0,0,0,.18)}"
-    "table.seqstate .pending{text-decoration:underline dotted}</style>"
-)
+def _row_facts(row: Row) -> str:
+    facts = [f"{row.n_tokens} tok"]
+    if row.n_tokens and not np.isnan(row.token_logprobs).all():
+        facts.append(f"logp {row.logprob:.3f}")
+    finish = finish_label(row)
+    if finish:
+        facts.append(finish)
+    return " · ".join(facts)
 
 
-def state_html(state: SequenceState, max_rows: int = 16, max_chars: int = 2000) -> str:
-    """A batch x samples table; text coloured by segment kind (one colour per generator
-    for generated text), token details in hover titles, all user text escaped."""
-    batch, samples = state.shape
-    shown_b, shown_k = min(batch, max_rows), min(samples, max_rows)
-    generators: dict[int, str] = {}
-    header = "".join(f"<th>sample {k}</th>" for k in range(shown_k))
-    if shown_k < samples:
-        header += f"<th>… {samples - shown_k} more</th>"
-    body = []
-    for b in range(shown_b):
-        cells = "".join(
-            f"<td>{_cell_html(state.rows[b * samples + k], generators, max_chars)}</td>"
-            for k in range(shown_k)
+def _rows_html(
+    rows: Sequence[Row], shown: list[tuple[str, int]], start: int, max_chars: int, legend: _Legend
+) -> str:
+    cells = []
+    for label, index in shown:
+        row = rows[index]
+        text = _text_html(row, start, row.n_chars, max_chars, legend)
+        cells.append(
+            f"<tr><th>{_escape(label)}</th><td>{text}</td>"
+            f'<td style="white-space:nowrap;color:#555">{_escape(_row_facts(row))}</td></tr>'
         )
-        body.append(f"<tr><th>batch {b}</th>{cells}</tr>")
-    if shown_b < batch:
-        body.append(f"<tr><th>… {batch - shown_b} more</th></tr>")
-    caption = f"SequenceState shape={state.shape} engine={type(state.engine).__name__}"
+    return f'<table class="ss-rows" style="border-collapse:collapse">{"".join(cells)}</table>'
+
+
+def state_html(
+    rows: Sequence[Row],
+    shape: Shape,
+    engine_name: str,
+    max_rows: int = 16,
+    max_chars: int = 2000,
+) -> str:
+    """The rows as static HTML: a header, a legend (colour, capture name, generator kind,
+    how its spans ended, how many are complete), the prefix shared by all rows once,
+    then each row's continuation (at most `max_rows` rows of `max_chars` characters)."""
+    legend = _Legend()
+    shown = _shown(shape, len(rows), max_rows)
+    start = shared_prefix(rows)
+    body = []
+    if len(rows) == 1:
+        body.append(_text_html(rows[0], 0, rows[0].n_chars, max_chars, legend))
+        body.append(f'<div style="color:#555">{_escape(_row_facts(rows[0]))}</div>')
+    else:
+        if start:
+            body.append(f'<div style="color:#555">shared by all {len(rows)} rows:</div>')
+            body.append(_text_html(rows[0], 0, start, max_chars, legend))
+            body.append('<div style="color:#555">then each row:</div>')
+        body.append(_rows_html(rows, shown, start, max_chars, legend))
+    if len(rows) > len(shown):
+        body.append(f'<div style="color:#777">… {len(rows) - len(shown)} more rows</div>')
+    for _, index in shown:
+        legend.count(rows[index])
+    header = f"SequenceState · shape {shape} · engine {engine_name}"
     return (
-        f'{STYLE}<table class="seqstate"><caption>{html.escape(caption)}</caption>'
-        f"<tr><th></th>{header}</tr>{''.join(body)}</table>"
+        f'<div class="seqstate">{STYLE}<div style="font-weight:bold">{_escape(header)}</div>'
+        f"{legend.html()}{''.join(body)}</div>"
     )

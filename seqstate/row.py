@@ -70,6 +70,17 @@ def _truncated(segment: Segment) -> bool:
     return not origin.complete or cut
 
 
+def ends_where_generated(segment: Segment) -> bool:
+    """Whether a generated segment still ends where generation ended its span: at the
+    span's end, or right before the stop string that ended it. A slice that cuts the
+    span earlier leaves a piece that did not finish (``state.resume()`` continues it)."""
+    span = segment.span
+    if segment.hi == len(span.text):
+        return True
+    stops = getattr(segment.origin.generator, "stop", ())
+    return any(span.text.startswith(stop, segment.hi) for stop in stops)
+
+
 def _continues(later: Origin, earlier: Origin) -> bool:
     """Whether two adjacent pieces belong to one capture: the same span, or a span
     that resumed the one before it."""
@@ -206,10 +217,11 @@ class Row:
 
     @property
     def finish_reason(self) -> str | None:
-        """Finish reason of the last generated segment (None if there is none)."""
+        """Finish reason of the last generated segment: None if there is none, or if a
+        slice cut that span's end away (it did not finish there)."""
         for segment in reversed(self.segments):
             if segment.kind == "generated":
-                return segment.origin.finish_reason
+                return segment.origin.finish_reason if ends_where_generated(segment) else None
         return None
 
     @property

@@ -213,10 +213,10 @@ class SequenceState:
         return self.rows[0].text
 
     def __repr__(self) -> str:
-        return state_repr(self)
+        return state_repr(self.rows, self.shape, type(self.engine).__name__)
 
     def _repr_html_(self) -> str:
-        return state_html(self)
+        return state_html(self.rows, self.shape, type(self.engine).__name__)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SequenceState):
