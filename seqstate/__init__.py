@@ -28,6 +28,7 @@ from seqstate.errors import (
     TokenizationMismatch,
     TruncatedCapture,
     UnknownTokenId,
+    UnsupportedOnEngine,
 )
 from seqstate.generator import Generator
 from seqstate.hooks import Accept, Backtrack, Replace, Resample, TokenEvent
@@ -103,6 +104,7 @@ __all__ = [
     "TokenizationMismatch",
     "TruncatedCapture",
     "UnknownTokenId",
+    "UnsupportedOnEngine",
     "VocabularyLike",
     "batch",
     "decode_tokens",

@@ -88,3 +88,16 @@ class GenerationError(SeqStateError, RuntimeError):
 class BacktrackPastSpanStart(GenerationError):
     """A hook asked to ``Backtrack`` over more tokens than the span has generated: the
     loop never rewinds into the text before the span (the prompt)."""
+
+
+class UnsupportedOnEngine(SeqStateError, NotImplementedError):
+    """A feature the state's engine cannot run (beam search or hooks on the vLLM
+    engine, ...). Raised before anything is computed; ``feature`` and ``engine`` name
+    what was asked and where."""
+
+    def __init__(self, feature: str, engine: str, hint: str = "") -> None:
+        self.feature = feature
+        self.engine = engine
+        super().__init__(
+            f"{feature} is not supported on the {engine} engine" + (f"; {hint}" if hint else "")
+        )
