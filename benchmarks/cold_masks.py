@@ -237,7 +237,8 @@ class ColdWorker(Worker):
         self.conn = parent
         if not parent.poll(300):
             raise RuntimeError(f"{self.name} worker did not start")
-        self.info = self.info or parent.recv()
+        info = parent.recv()  # read even on a restart: the pipe must hold answers only
+        self.info = self.info or info
 
 
 # ------------------------------------------------------------------------ the runs
