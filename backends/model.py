@@ -24,6 +24,7 @@ from backends.loading import ModelSourceError, load_default_hf, load_hf
 from backends.masks import DeviceMasks
 from backends.progress import Progress, ProgressSetting
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
+from backends.short_path import Prompt, ask_value
 from backends.streaming import Stream
 from fsm.vocabulary import text_bytes
 from seqstate.state import SequenceState
@@ -113,6 +114,30 @@ class Model:
 
         with self.lock:
             return step(self, state, logits, generator, rng=rng)
+
+    def ask(
+        self,
+        prompt: Prompt,
+        output: Any = str,
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        sampler: Any = None,
+        chat: bool | None = None,
+    ) -> Any:
+        """The short path: prompt in, parsed value out (``backends.short_path``).
+
+        ``prompt`` is a str, chat messages, or a list of either (a batch: a list of
+        values comes back); it goes through the chat template when the tokenizer has one
+        (``chat=False``: plain text). ``output`` is ``str``, a generator (its capture
+        value) or what ``ss.json`` takes (a pydantic model gives an instance)::
+
+            person = model.ask("Invent a person.", Person)
+            pet = model.ask("Cat or dog?", ss.choice(["cat", "dog"]))
+        """
+        return ask_value(
+            self, prompt, output, system=system, max_tokens=max_tokens, sampler=sampler, chat=chat
+        )
 
     def stream(self, state: SequenceState, *parts: Any) -> Stream:
         """Append ``parts`` (text, states, generators) to ``state`` as ``+`` would,
