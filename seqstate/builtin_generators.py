@@ -27,7 +27,27 @@ DEFAULT_MAX_RETRIES = 32
 
 @dataclass(frozen=True)
 class SpanGenerator(Generator["SequenceState"]):
-    """One span to generate: constraint (``None`` = free text), sampler and limits."""
+    """One span to generate: constraint (``None`` = free text), sampler and limits.
+
+    Built by ``ss.gen``, ``ss.regex``, ``ss.json``, ``ss.choice`` and ``ss.grammar``
+    (whose docstrings explain the arguments); frozen and hashable, so one generator can
+    be reused in many programs. ``state + generator`` or ``generator(state)`` extends
+    every row of ``state`` with one span.
+
+    Args:
+        kind: ``"gen"``, ``"regex"``, ``"json"``, ``"choice"`` or ``"grammar"`` (display).
+        constraint: an ``fsm`` spec (``Regex``, ``Choice``, ``JsonSchema``,
+            ``Grammar``), or ``None`` for free text.
+        sampler: ``Greedy``, ``Sample`` or ``Beam``.
+        max_tokens, stop, name, hooks, banned, heal, max_retries: as in ``ss.gen``.
+        parse: turns the captured text into a value (``ss.json`` sets it).
+        resume: continue the span each row ends in (set by ``resumed``).
+
+    Example:
+        >>> g = ss.regex(r"[0-9]{3}", name="code")
+        >>> g.kind, g.name, g.max_tokens
+        ('regex', 'code', 256)
+    """
 
     kind: str  # "gen" | "regex" | "json" | "choice" | "grammar", for display
     constraint: Any = None  # an fsm spec: Regex, Choice, JsonSchema, Grammar
@@ -61,7 +81,15 @@ class SpanGenerator(Generator["SequenceState"]):
         return state.engine.generate(state, self)
 
     def resumed(self, **changes: Any) -> SpanGenerator:
-        """A copy that continues the span a row was cut in (``SequenceState.resume``)."""
+        """A copy that continues the span a row was cut in (``SequenceState.resume``).
+
+        Args:
+            changes: fields to override (``max_tokens``, ``sampler``, ...).
+
+        Example:
+            >>> ss.gen(max_tokens=8).resumed(max_tokens=4).max_tokens
+            4
+        """
         return replace(self, resume=True, **changes)
 
 
@@ -73,10 +101,26 @@ def _check_count(argument: str, value: object, least: int) -> None:
 def step(
     state: SequenceState, logits: Any, generator: SpanGenerator, **options: Any
 ) -> SequenceState:
-    """Extend every row by one token sampled from ``logits`` that the caller computed
-    (``[rows, vocab]``, one row per state row): constraint, sampler, hooks, stop strings
-    and detokenization apply as in the model's own loop, which is built on the same step.
-    A row that ends in an unfinished span of ``generator`` continues it."""
+    """Extend every row by one token sampled from ``logits`` that the caller computed:
+    constraint, sampler, hooks, stop strings and detokenization apply as in the model's
+    own loop, which is built on the same step. A row that ends in an unfinished span of
+    ``generator`` continues it, so calling ``step`` repeatedly builds one span.
+
+    Args:
+        state: the state to extend (its engine applies the step).
+        logits: ``[rows, vocab]`` scores for the next token, one row per state row
+            (a tensor or array), e.g. from your own forward pass.
+        generator: the span being generated (``ss.gen``, ``ss.regex``, ...).
+        options: passed to the engine's ``step``, e.g. ``rng`` (a ``torch.Generator``).
+
+    Example::
+
+        g = ss.regex(r"[0-9]+", max_tokens=4)
+        s = model("Pick a number: ")
+        for _ in range(4):
+            logits = my_forward(s.token_ids)  # your own forward pass, [rows, vocab]
+            s = ss.step(s, logits, g)
+    """
     return state.engine.step(state, logits, generator, **options)
 
 
@@ -121,7 +165,39 @@ def gen(
     heal: bool = True,
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
-    """Free text until end-of-generation, a stop string or ``max_tokens``."""
+    """Free text: the span ends at the model's end token, a stop string or ``max_tokens``.
+
+    Args:
+        max_tokens: most tokens the span may add (default 256). A constrained span cut
+            short ends with ``finish_reason="length"`` and its capture raises
+            ``TruncatedCapture``.
+        stop: a string or list of strings that ends the span when generated (matched
+            across tokens; the stop string itself is not kept).
+        name: capture name: ``state[name]`` then reads the span's value.
+        sampler: ``ss.greedy()`` (default), ``ss.sample(...)`` or ``ss.beam(n)``.
+        hooks: a callable or list of callables, each given a ``TokenEvent`` for every
+            drawn token; one may return ``ss.Replace``, ``ss.Resample``, ``ss.Backtrack``
+            or ``None`` (accept). Beam search calls no hooks.
+        banned: a string or list of strings that must not appear: when one does, the
+            row rewinds to where it starts and draws again with that token banned.
+        heal: token healing (default on): the last prompt token(s) that could merge
+            with the span's first token are regenerated together with it.
+        max_retries: most redraws (resamples, backtracks, banned-string rewinds) at
+            one position before ``GenerationError`` (default 32).
+
+    Returns a ``SpanGenerator``: ``state + ss.gen(...)`` generates; building it runs
+    nothing.
+
+    Example:
+        >>> ss.gen(max_tokens=20, stop=".", name="answer").stop
+        ('.',)
+
+        With a model::
+
+            s = model.chat([{"role": "user", "content": "Say hi."}])
+            s = s + ss.gen(max_tokens=20, stop="\\n", name="answer")
+            print(s["answer"])
+    """
     return SpanGenerator(
         "gen", None, **_common(sampler, max_tokens, stop, name, hooks, banned, heal, max_retries)
     )
@@ -140,7 +216,37 @@ def regex(
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Text that fully matches ``pattern`` (checked now: a pattern that does not parse
-    or uses an unsupported feature raises here, naming the problem)."""
+    or uses an unsupported feature raises here, naming the problem).
+
+    Args:
+        pattern: a regular expression (Python ``re`` syntax without backreferences or
+            lookaround); the whole span must match it.
+        max_tokens: most tokens the span may add (default 256). A constrained span cut
+            short ends with ``finish_reason="length"`` and its capture raises
+            ``TruncatedCapture``.
+        stop: a string or list of strings that ends the span when generated (matched
+            across tokens; the stop string itself is not kept).
+        name: capture name: ``state[name]`` then reads the span's value.
+        sampler: ``ss.greedy()`` (default), ``ss.sample(...)`` or ``ss.beam(n)``.
+        hooks: a callable or list of callables, each given a ``TokenEvent`` for every
+            drawn token; one may return ``ss.Replace``, ``ss.Resample``, ``ss.Backtrack``
+            or ``None`` (accept). Beam search calls no hooks.
+        banned: a string or list of strings that must not appear: when one does, the
+            row rewinds to where it starts and draws again with that token banned.
+        heal: token healing (default on): the last prompt token(s) that could merge
+            with the span's first token are regenerated together with it.
+        max_retries: most redraws (resamples, backtracks, banned-string rewinds) at
+            one position before ``GenerationError`` (default 32).
+
+    Example:
+        >>> ss.regex(r"[A-Z][a-z]+", name="city").kind
+        'regex'
+
+        With a model::
+
+            s = model("The capital of France is ") + ss.regex(r"[A-Z][a-z]+", name="city")
+            s["city"]  # e.g. 'Paris'
+    """
     from fsm.specs import Regex
 
     spec = Regex(pattern)
@@ -160,7 +266,29 @@ def choice(
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Exactly one of ``options``: a non-empty list (or other iterable) of literal
-    strings. A bare string is refused rather than read as its characters."""
+    strings. A bare string is refused rather than read as its characters.
+
+    Args:
+        options: the strings to choose from.
+        name: capture name: ``state[name]`` then reads the span's value.
+        sampler: ``ss.greedy()`` (default), ``ss.sample(...)`` or ``ss.beam(n)``.
+        hooks: a callable or list of callables, each given a ``TokenEvent`` for every
+            drawn token; one may return ``ss.Replace``, ``ss.Resample``, ``ss.Backtrack``
+            or ``None`` (accept). Beam search calls no hooks.
+        heal: token healing (default on): the last prompt token(s) that could merge
+            with the span's first token are regenerated together with it.
+        max_retries: most redraws (resamples, backtracks, banned-string rewinds) at
+            one position before ``GenerationError`` (default 32).
+
+    Example:
+        >>> ss.choice(["yes", "no"], name="answer").kind
+        'choice'
+
+        With a model::
+
+            s = model("Is the sky blue? Answer: ") + ss.choice(["yes", "no"], name="answer")
+            s["answer"]  # 'yes' or 'no'
+    """
     from fsm.specs import Choice
 
     if isinstance(options, str | bytes) or not isinstance(options, Iterable):
@@ -196,7 +324,42 @@ def json(
     and ``additionalProperties`` keep theirs; ``extra_keys=True`` opens every such
     object); no key is written twice; integers are written without ``.0``. Keys are
     written in schema order (optional keys may be left out), which lets every key be
-    forced rather than sampled; ``key_order="any"`` lets the model choose."""
+    forced rather than sampled; ``key_order="any"`` lets the model choose.
+
+    Args:
+        schema: a JSON schema (dict or JSON text), a pydantic model or a Python type
+            (``int``, ``list[str]``, ``Annotated[int, Field(ge=0)]``, ...).
+        max_tokens: most tokens the span may add (default 256). A constrained span cut
+            short ends with ``finish_reason="length"`` and its capture raises
+            ``TruncatedCapture``.
+        name: capture name: ``state[name]`` then reads the span's value.
+        sampler: ``ss.greedy()`` (default), ``ss.sample(...)`` or ``ss.beam(n)``.
+        hooks: a callable or list of callables, each given a ``TokenEvent`` for every
+            drawn token; one may return ``ss.Replace``, ``ss.Resample``, ``ss.Backtrack``
+            or ``None`` (accept). Beam search calls no hooks.
+        heal: token healing (default on): the last prompt token(s) that could merge
+            with the span's first token are regenerated together with it.
+        max_retries: most redraws (resamples, backtracks, banned-string rewinds) at
+            one position before ``GenerationError`` (default 32).
+        whitespace_max: most whitespace characters allowed between tokens of the JSON
+            text (default: the compiler's).
+        key_order: ``"schema"`` (default: keys in schema order) or ``"any"``.
+        extra_keys: allow undeclared keys in every object (default: only where the
+            schema opens the object).
+
+    Example:
+        >>> ss.json({"type": "integer"}, name="age").kind
+        'json'
+
+        With a model and a pydantic model::
+
+            class Person(pydantic.BaseModel):
+                name: str
+                age: int
+
+            s = model("A person as JSON: ") + ss.json(Person, name="person")
+            s["person"]  # a Person instance
+    """
     from fsm.specs import JsonSchema
     from seqstate.json_keys import DistinctKeys, allows_undeclared_keys
 
@@ -242,7 +405,31 @@ def grammar(
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> SpanGenerator:
     """Text in the language of a lark grammar (LALR(1)), checked now: a grammar lark
-    rejects, or one that is not LALR(1), raises here."""
+    rejects, or one that is not LALR(1), raises here.
+
+    Args:
+        lark_text: the grammar in lark's syntax.
+        start: the start rule (default ``"start"``).
+        max_tokens: most tokens the span may add (default 256). A constrained span cut
+            short ends with ``finish_reason="length"`` and its capture raises
+            ``TruncatedCapture``.
+        name: capture name: ``state[name]`` then reads the span's value.
+        sampler: ``ss.greedy()`` (default), ``ss.sample(...)`` or ``ss.beam(n)``.
+        hooks: a callable or list of callables, each given a ``TokenEvent`` for every
+            drawn token; one may return ``ss.Replace``, ``ss.Resample``, ``ss.Backtrack``
+            or ``None`` (accept). Beam search calls no hooks.
+        heal: token healing (default on): the last prompt token(s) that could merge
+            with the span's first token are regenerated together with it.
+        max_retries: most redraws (resamples, backtracks, banned-string rewinds) at
+            one position before ``GenerationError`` (default 32).
+
+    Example:
+        >>> sums = ss.grammar('start: NUM ("+" NUM)*\\nNUM: /[0-9]+/', name="sum")
+        >>> sums.kind
+        'grammar'
+
+        With a model: ``model("2 plus 3 is ") + sums`` then ``s["sum"]``.
+    """
     from fsm.specs import Grammar
 
     spec = Grammar(lark_text, start=start)

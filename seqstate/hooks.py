@@ -82,7 +82,7 @@ class Resample:
     Example::
 
         def no_newline(event: ss.TokenEvent):
-            return ss.Resample() if "\n" in event.token_text else None
+            return ss.Resample() if "\\n" in event.token_text else None
     """
 
 

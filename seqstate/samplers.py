@@ -131,7 +131,7 @@ def sample(
 
         Eight different continuations of one prompt (the prompt is computed once)::
 
-            s = model("A haiku about rain:\n").fork(8)
+            s = model("A haiku about rain:\\n").fork(8)
             s = s + ss.gen(max_tokens=20, sampler=ss.sample(0.9, seed=0))
     """
     return Sample(temperature, top_k, top_p, min_p, seed)
