@@ -28,7 +28,17 @@ from seqstate.errors import DetokenizerFinished, UnknownTokenId
 
 @dataclass(frozen=True)
 class StopMatch:
-    """A stop string found in the decoded text at characters `[start, end)`."""
+    """A stop string found in the decoded text at characters `[start, end)`.
+
+    Args:
+        stop: the stop string that matched.
+        start: character offset where it begins in the decoded text.
+        end: character offset just past it.
+
+    Example:
+        >>> ss.StopMatch("!", 6, 7).end
+        7
+    """
 
     stop: str
     start: int
@@ -42,7 +52,14 @@ class Chunk:
     `text` may be shown at once. `decoded_chars` is the length of all text decoded so far,
     held-back text included: it is the character offset where this token ends, which is
     what a row records per token. `clean` is false while bytes of an unfinished
-    character are held (the token ends inside a character)."""
+    character are held (the token ends inside a character). `stop` is the stop string
+    match, if this token completed one.
+
+    Example:
+        >>> d = ss.Detokenizer([b"Hel", b"lo"])
+        >>> d.feed(d.start(), 0)[1]
+        Chunk(text='Hel', decoded_chars=3, clean=True, stop=None)
+    """
 
     text: str
     decoded_chars: int
@@ -52,7 +69,23 @@ class Chunk:
 
 @dataclass(frozen=True)
 class DetokState:
-    """Immutable progress of one decoded sequence."""
+    """Immutable progress of one decoded sequence; ``Detokenizer.start`` makes one and
+    ``feed``/``finish`` return the next. Keep one per row; fork or roll back by keeping
+    an older one.
+
+    Args:
+        held_bytes: bytes of an unfinished character.
+        held_text: decoded text held back because it may begin a stop string.
+        decoded_chars: characters decoded so far, held text included.
+        at_start: nothing decoded yet (for ``strip_leading_space``).
+        stop: the stop string match that ended the sequence, if any.
+        finished: ``finish`` was called.
+        match_from: stop strings match only at character offsets ``>= match_from``.
+
+    Example:
+        >>> ss.Detokenizer([b"a"]).start().decoded_chars
+        0
+    """
 
     held_bytes: bytes = b""
     held_text: str = ""
@@ -97,7 +130,20 @@ class Detokenizer:
     `token_bytes[i]` is the exact byte string of token `i` (`None`: a special token that
     decodes to nothing). `strip_leading_space` drops one space at the very start of the
     decoded text, as SentencePiece decoders do for their dummy prefix. `stop_strings`
-    end the sequence where the first of them appears."""
+    end the sequence where the first of them appears.
+
+    Example (a euro sign split over two tokens is held until complete):
+        >>> d = ss.Detokenizer([b"Hel", b"lo", b"\\xe2\\x82", b"\\xac", b"!"], stop_strings=("!",))
+        >>> state = d.start()
+        >>> for token_id in [0, 1, 2, 3, 4]:
+        ...     state, chunk = d.feed(state, token_id)
+        ...     print(repr(chunk.text), chunk.stop)
+        'Hel' None
+        'lo' None
+        '' None
+        '€' None
+        '' StopMatch(stop='!', start=6, end=7)
+    """
 
     token_bytes: Sequence[bytes | None]
     stop_strings: tuple[str, ...] = ()
@@ -110,11 +156,31 @@ class Detokenizer:
 
     def start(self, match_from: int = 0) -> DetokState:
         """The state before any token; stop strings will match only at character offsets
-        `>= match_from`."""
+        `>= match_from` (text before it, e.g. prompt text token healing regenerates, can
+        neither hold a stop string nor start one).
+
+        Example:
+            >>> ss.Detokenizer([b"a"]).start(match_from=3).match_from
+            3
+        """
         return DetokState(match_from=match_from)
 
     def feed(self, state: DetokState, token_id: int) -> tuple[DetokState, Chunk]:
-        """Decode one more token."""
+        """Decode one more token: the next state and the chunk of text it makes final.
+
+        Args:
+            state: the sequence's state so far.
+            token_id: the next token.
+
+        Raises ``DetokenizerFinished`` after a stop or ``finish``, ``UnknownTokenId`` for
+        an id outside the vocabulary.
+
+        Example:
+            >>> d = ss.Detokenizer([b"a", b"b"])
+            >>> state, chunk = d.feed(d.start(), 1)
+            >>> chunk.text
+            'b'
+        """
         if state.finished or state.stop is not None:
             raise DetokenizerFinished("this sequence already stopped or was finished")
         data = self._bytes_of(token_id)
@@ -122,7 +188,17 @@ class Detokenizer:
         return self._advance(state, text, held, finished=False)
 
     def finish(self, state: DetokState) -> tuple[DetokState, Chunk]:
-        """End the sequence: flush held bytes (as U+FFFD) and held-back text."""
+        """End the sequence: flush held bytes (as U+FFFD) and held-back text.
+
+        Args:
+            state: the sequence's state so far.
+
+        Example:
+            >>> d = ss.Detokenizer([b"\\xe2\\x82"])
+            >>> state, _ = d.feed(d.start(), 0)
+            >>> d.finish(state)[1].text
+            '\\ufffd'
+        """
         if state.finished:
             raise DetokenizerFinished("this sequence was already finished")
         if state.stop is not None:
@@ -167,7 +243,18 @@ class Detokenizer:
 @dataclass(frozen=True, eq=False)
 class Decoded:
     """Text of a run of tokens with, per token, the character offset where it ends and
-    whether it ends on a character boundary (read-only arrays)."""
+    whether it ends on a character boundary (read-only arrays); ``decode_tokens``
+    returns it.
+
+    Args:
+        text: the decoded text.
+        token_ends: per token, the character offset where it ends.
+        token_clean: per token, whether it ends on a character boundary.
+
+    Example:
+        >>> ss.decode_tokens(ss.Detokenizer([b"a", b"bc"]), [0, 1]).token_ends.tolist()
+        [1, 3]
+    """
 
     text: str
     token_ends: np.ndarray
@@ -182,7 +269,17 @@ def decode_tokens(
     Bytes still held at the end become U+FFFD and belong to the last token, exactly as a
     one-shot `bytes.decode(..., "replace")` of the run would give. With `flush=False`
     (a run that will continue) they stay out of the text until their character
-    completes, and the last token is marked as ending inside a character."""
+    completes, and the last token is marked as ending inside a character.
+
+    Args:
+        detokenizer: the decoding rules (token bytes) to use.
+        token_ids: the run of token ids.
+        flush: end the run (default) or leave held bytes out for a continuation.
+
+    Example:
+        >>> ss.decode_tokens(ss.Detokenizer([b"Hel", b"lo", b"\\xe2\\x82", b"\\xac"]), [0, 1, 2, 3])
+        Decoded(text='Hello€', token_ends=array([3, 5, 5, 6]), token_clean=array([ True,  True, False,  True]))
+    """
     plain = replace(detokenizer, stop_strings=()) if detokenizer.stop_strings else detokenizer
     current = plain.start()
     pieces: list[str] = []
