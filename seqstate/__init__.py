@@ -72,6 +72,7 @@ __all__ = [
     "greedy",
     "json",
     "load_model",
+    "Model",
     "regex",
     "sample",
     "step",
@@ -125,3 +126,9 @@ def __getattr__(name: str):
 
         return getattr(fsm.errors, name)
     raise AttributeError(f"module 'seqstate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names plus the lazy ones (``load_model``, ``Model``, the constraint
+    errors), so ``dir(ss)`` and tab completion show them before first use."""
+    return sorted(set(globals()) | set(__all__))
