@@ -274,22 +274,7 @@ class TokenIndex:
         self._check_state(state)
         if not self._expanded[state]:
             self._expand(state)
-        trie = self._trie
-        while True:
-            tokens, ends, pending = walk_trie(
-                self._table,
-                self._expanded,
-                state,
-                trie.labels,
-                trie.depths,
-                trie.ends,
-                trie.token_starts,
-                trie.token_ids,
-            )
-            if len(pending) == 0:
-                break
-            for waiting in np.unique(pending).tolist():
-                self._expand(waiting)
+        tokens, ends = self._walk_from(state)
         tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
         if self._final[state]:
             at = np.searchsorted(tokens, self._eos)
@@ -304,6 +289,35 @@ class TokenIndex:
         self._next.append(_read_only(ends))
         self._row_of[state] = row
         return row
+
+    def _walk_from(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every non-end token read from ``state`` and where it leads (trie order per
+        walk). The walk stops below nodes whose state is not expanded yet; those states
+        are expanded and the walk resumes below those nodes only."""
+        trie = self._trie
+        roots = np.zeros(1, np.int32)
+        root_states = np.asarray([state], np.int32)
+        token_parts, end_parts = [], []
+        while len(roots):
+            tokens, ends, roots, root_states = walk_trie(
+                self._table,
+                self._expanded,
+                roots,
+                root_states,
+                trie.labels,
+                trie.depths,
+                trie.ends,
+                trie.token_starts,
+                trie.token_ids,
+            )
+            token_parts.append(tokens)
+            end_parts.append(ends)
+            for waiting in np.unique(root_states).tolist():
+                if not self._expanded[waiting]:
+                    self._expand(waiting)
+        if len(token_parts) == 1:
+            return token_parts[0], end_parts[0]
+        return np.concatenate(token_parts), np.concatenate(end_parts)
 
     def _grow_masks(self) -> None:
         grown = np.zeros((2 * len(self._masks), self._words), np.int32)

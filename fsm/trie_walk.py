@@ -13,76 +13,89 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def walk_trie(table, expanded, start, labels, depths, ends, token_starts, token_ids):
-    """Tokens whose bytes the automaton reads from ``start`` without dying.
+def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_starts, token_ids):
+    """Tokens read without dying below each ``roots[i]``, entered in ``root_states[i]``.
 
-    Walks the preorder trie from ``start`` (whose table row must be expanded), keeping
-    the state of each open node in a stack indexed by depth. A dead byte prunes the
-    node's whole subtree; so does a live state whose table row is not expanded yet (or
-    past the table) when the node has children: that state is reported so the caller
-    can expand it and walk again.
+    Walks the subtree of each root node (not the root itself: its tokens were reported
+    by the walk that reached it) in preorder, keeping the state of each open node in a
+    stack indexed by depth; node 0 with a state whose table row is expanded walks the
+    whole trie. A dead byte prunes the node's whole subtree; so does a live state whose
+    table row is not expanded yet (or past the table) when the node has children: the
+    node and its state are reported, so the caller can expand the state and resume the
+    walk below that node alone (every node is visited once in all).
 
-    Returns ``(token_ids, end_states, unexpanded_states)``; tokens in trie order,
-    unexpanded states possibly repeated."""
-    num_nodes = labels.shape[0]
+    Returns ``(token_ids, end_states, pending_nodes, pending_states)``; tokens in trie
+    order within each root."""
     num_known = expanded.shape[0]
     out_tokens = np.empty(token_ids.shape[0], np.int32)
     out_states = np.empty(token_ids.shape[0], np.int32)
-    unexpanded = np.empty(num_nodes, np.int32)
+    pending_nodes = np.empty(labels.shape[0], np.int32)
+    pending_states = np.empty(labels.shape[0], np.int32)
     stack = np.empty(depths.max() + 1, np.int32)
-    stack[0] = start
     found = 0
     pending = 0
-    node = 1
-    while node < num_nodes:
-        depth = depths[node]
-        state = table[stack[depth - 1], labels[node]]
-        if state < 0:
-            node = ends[node]
-            continue
-        for k in range(token_starts[node], token_starts[node + 1]):
-            out_tokens[found] = token_ids[k]
-            out_states[found] = state
-            found += 1
-        if ends[node] > node + 1:
-            if state >= num_known or not expanded[state]:
-                unexpanded[pending] = state
-                pending += 1
+    for r in range(roots.shape[0]):
+        root = roots[r]
+        stack[depths[root]] = root_states[r]
+        node = root + 1
+        stop = ends[root]
+        while node < stop:
+            depth = depths[node]
+            state = table[stack[depth - 1], labels[node]]
+            if state < 0:
                 node = ends[node]
                 continue
-            stack[depth] = state
-        node += 1
-    return out_tokens[:found], out_states[:found], unexpanded[:pending]
+            for k in range(token_starts[node], token_starts[node + 1]):
+                out_tokens[found] = token_ids[k]
+                out_states[found] = state
+                found += 1
+            if ends[node] > node + 1:
+                if state >= num_known or not expanded[state]:
+                    pending_nodes[pending] = node
+                    pending_states[pending] = state
+                    pending += 1
+                    node = ends[node]
+                    continue
+                stack[depth] = state
+            node += 1
+    return (
+        out_tokens[:found],
+        out_states[:found],
+        pending_nodes[:pending],
+        pending_states[:pending],
+    )
 
 
-def walk_trie_py(table, expanded, start, labels, depths, ends, token_starts, token_ids):
+def walk_trie_py(table, expanded, roots, root_states, labels, depths, ends, token_starts, token_ids):
     """Plain-Python twin of ``walk_trie``."""
     out_tokens: list[int] = []
     out_states: list[int] = []
-    unexpanded: list[int] = []
+    pending_nodes: list[int] = []
+    pending_states: list[int] = []
     stack = [0] * (int(depths.max()) + 1)
-    stack[0] = int(start)
-    node = 1
-    while node < len(labels):
-        depth = int(depths[node])
-        state = int(table[stack[depth - 1], labels[node]])
-        if state < 0:
-            node = int(ends[node])
-            continue
-        for k in range(token_starts[node], token_starts[node + 1]):
-            out_tokens.append(int(token_ids[k]))
-            out_states.append(state)
-        if ends[node] > node + 1:
-            if state >= len(expanded) or not expanded[state]:
-                unexpanded.append(state)
+    for root, root_state in zip(roots.tolist(), root_states.tolist(), strict=True):
+        stack[int(depths[root])] = root_state
+        node = root + 1
+        while node < ends[root]:
+            depth = int(depths[node])
+            state = int(table[stack[depth - 1], labels[node]])
+            if state < 0:
                 node = int(ends[node])
                 continue
-            stack[depth] = state
-        node += 1
-    return (
-        np.asarray(out_tokens, np.int32),
-        np.asarray(out_states, np.int32),
-        np.asarray(unexpanded, np.int32),
+            for k in range(token_starts[node], token_starts[node + 1]):
+                out_tokens.append(int(token_ids[k]))
+                out_states.append(state)
+            if ends[node] > node + 1:
+                if state >= len(expanded) or not expanded[state]:
+                    pending_nodes.append(node)
+                    pending_states.append(state)
+                    node = int(ends[node])
+                    continue
+                stack[depth] = state
+            node += 1
+    return tuple(
+        np.asarray(values, np.int32)
+        for values in (out_tokens, out_states, pending_nodes, pending_states)
     )
 
 

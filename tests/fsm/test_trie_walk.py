@@ -64,6 +64,11 @@ def oracle_row(automaton: TableAutomaton, vocab: Vocabulary, state: int):
     return row
 
 
+def from_root(state: int) -> tuple[np.ndarray, np.ndarray]:
+    """``walk_trie``'s roots and root states for a walk of the whole trie from ``state``."""
+    return np.zeros(1, np.int32), np.asarray([state], np.int32)
+
+
 def trie_args(trie: TokenTrie):
     return trie.labels, trie.depths, trie.ends, trie.token_starts, trie.token_ids
 
@@ -107,9 +112,17 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
     start = data.draw(st.integers(0, known - 1))
     expanded[start] = True
     table = np.ascontiguousarray(automaton.table[:known])
-    args = (table, expanded, start, *trie_args(vocab.trie))
+    args = (table, expanded, *from_root(start), *trie_args(vocab.trie))
     for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
         assert fast.dtype == slow.dtype == np.int32
+        np.testing.assert_array_equal(fast, slow)
+    # Resuming below the pending nodes, as the index does, matches the twin too.
+    _, _, nodes, states = walk_trie(*args)
+    in_table = states < known  # the index expands a pending state before resuming
+    nodes, states = nodes[in_table], states[in_table]
+    expanded = np.ones(known, np.bool_)
+    args = (table, expanded, nodes, states, *trie_args(vocab.trie))
+    for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
         np.testing.assert_array_equal(fast, slow)
 
 
@@ -118,7 +131,8 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
 def test_walk_trie_on_full_table_is_the_oracle(automaton, vocab, data):
     start = data.draw(st.integers(0, automaton.num_states - 1))
     expanded = np.ones(automaton.num_states, np.bool_)
-    tokens, ends, pending = walk_trie(automaton.table, expanded, start, *trie_args(vocab.trie))
+    args = (automaton.table, expanded, *from_root(start), *trie_args(vocab.trie))
+    tokens, ends, pending, _ = walk_trie(*args)
     assert len(pending) == 0
     expected = {
         t: s for t, s in oracle_row(automaton, vocab, start).items() if t not in vocab.eos_ids
@@ -380,7 +394,7 @@ def test_kernel_matches_twin_on_smol(smol_vocab):
         (table, [True] * 4),
         (anything, [True]),
     ):
-        args = (tbl, np.asarray(known), 0, *trie_args(smol_vocab.trie))
+        args = (tbl, np.asarray(known), *from_root(0), *trie_args(smol_vocab.trie))
         for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
             np.testing.assert_array_equal(fast, slow)
 
