@@ -66,7 +66,9 @@ def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_s
     )
 
 
-def walk_trie_py(table, expanded, roots, root_states, labels, depths, ends, token_starts, token_ids):
+def walk_trie_py(
+    table, expanded, roots, root_states, labels, depths, ends, token_starts, token_ids
+):
     """Plain-Python twin of ``walk_trie``."""
     out_tokens: list[int] = []
     out_states: list[int] = []
