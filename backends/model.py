@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 import fsm
+from backends import generation
 from backends.loading import ModelSourceError, load_default_hf, load_hf
 from backends.masks import DeviceMasks
 from backends.progress import Progress, ProgressSetting
@@ -27,6 +28,9 @@ from backends.runner import SUPPORTED_ATTENTION, ModelRunner
 from backends.short_path import Prompt, ask_value
 from backends.streaming import Stream
 from fsm.vocabulary import text_bytes
+from seqstate.builtin_generators import SpanGenerator
+from seqstate.errors import IncompatibleOperand
+from seqstate.generator import Generator
 from seqstate.state import SequenceState
 
 Message = Mapping[str, str]
@@ -77,11 +81,10 @@ class Model:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
-    def generate(self, state: SequenceState, generator: Any) -> SequenceState:
-        from backends.generation import generate
-
+    def generate(self, state: SequenceState, generator: Generator[SequenceState]) -> SequenceState:
+        """Run a span generator on every row of ``state`` (what ``state + generator`` calls)."""
         with self.lock:
-            return generate(self, state, generator)
+            return generation.generate(self, state, _span_generator(generator))
 
     # ------------------------------------------------------------------ user API
 
@@ -107,13 +110,16 @@ class Model:
         return SequenceState.from_text(self, texts)
 
     def step(
-        self, state: SequenceState, logits: Any, generator: Any, *, rng: Any = None
+        self,
+        state: SequenceState,
+        logits: Any,
+        generator: Generator[SequenceState],
+        *,
+        rng: Any = None,
     ) -> SequenceState:
         """One token per row from logits computed by the caller (see ``generation.step``)."""
-        from backends.generation import step
-
         with self.lock:
-            return step(self, state, logits, generator, rng=rng)
+            return generation.step(self, state, logits, _span_generator(generator), rng=rng)
 
     def ask(
         self,
@@ -237,3 +243,13 @@ def load_model(
         hf_model.set_attn_implementation("sdpa")
     hf_model = hf_model.to(device=target, dtype=wanted)
     return Model(hf_model, tokenizer, block_size=block_size, progress=progress)
+
+
+def _span_generator(generator: Generator[SequenceState]) -> SpanGenerator:
+    """The native engine runs the built-in span generators (``ss.gen``, ``ss.regex``,
+    ...); a custom ``Generator`` extends states by calling them itself."""
+    if not isinstance(generator, SpanGenerator):
+        raise IncompatibleOperand(
+            f"the model runs ss.gen/regex/json/choice/grammar spans, not {type(generator).__name__}"
+        )
+    return generator

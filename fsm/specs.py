@@ -52,7 +52,7 @@ class Choice:
     def __init__(self, options: object) -> None:
         if isinstance(options, str) or not hasattr(options, "__iter__"):
             raise InvalidSpec("Choice takes an iterable of strings, e.g. Choice(['yes', 'no'])")
-        values = tuple(options)  # type: ignore[arg-type]
+        values = tuple(options)
         if not values:
             raise InvalidSpec("Choice needs at least one option")
         if not all(isinstance(v, str) for v in values):

@@ -27,6 +27,7 @@ from seqstate.errors import (
     TokenizationMismatch,
     TruncatedCapture,
 )
+from seqstate.generator import Generator
 from seqstate.kv import KVRef, kv_prefix
 from seqstate.segment import Origin, Segment, Span
 
@@ -43,7 +44,7 @@ class ResumePoint:
     reproduce first; `tokens_kept` counts the span's tokens before the cut; `healed` is
     the prompt text the span regenerated first (its constraint states count it)."""
 
-    generator: object
+    generator: Generator[Any]
     constraint_state: int | None
     pending_text: str
     tokens_kept: int
@@ -87,7 +88,7 @@ def _continues(later: Origin, earlier: Origin) -> bool:
     return later is earlier or (later.resumes and later.capture == earlier.capture)
 
 
-def _cumulative(counts: Sequence[int]) -> np.ndarray:
+def _cumulative(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     offsets.flags.writeable = False
@@ -103,8 +104,9 @@ class Row:
 
     segments: tuple[Segment, ...] = ()
     kv: KVRef | None = None
-    char_starts: np.ndarray | None = field(default=None, repr=False)
-    token_starts: np.ndarray | None = field(default=None, repr=False)
+    # Cumulative offsets of the segments; `None` only as an argument (then computed).
+    char_starts: np.ndarray = field(default=None, repr=False)  # type: ignore[arg-type]
+    token_starts: np.ndarray = field(default=None, repr=False)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         """Compute the cumulative offsets, unless an operation passes them (then the KV
@@ -227,9 +229,9 @@ class Row:
     @property
     def resume_point(self) -> ResumePoint | None:
         """How to resume the generated span this row ends in (None if it ends otherwise)."""
-        if not self.segments or self.segments[-1].kind != "generated":
+        last = self.segments[-1] if self.segments else None
+        if last is None or last.kind != "generated" or last.origin.generator is None:
             return None
-        last = self.segments[-1]
         span = last.span
         state = int(span.constraint_states[last.t1 - 1]) if last.t1 > 0 else None
         complete = last.origin.complete and not last.is_cut

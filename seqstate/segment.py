@@ -17,6 +17,7 @@ import numpy as np
 
 from seqstate.detokenize import Decoded
 from seqstate.errors import InvalidSegment
+from seqstate.generator import Generator
 
 SegmentKind = Literal["prompt", "text", "generated"]
 UNKNOWN_STATE = -1
@@ -32,7 +33,7 @@ class Origin:
     pydantic, ...); `complete` says whether generation ended naturally."""
 
     kind: SegmentKind
-    generator: object | None = None
+    generator: Generator[Any] | None = None
     capture: str | None = None
     parser: Callable[[str], Any] | None = None
     finish_reason: str | None = None
@@ -42,7 +43,7 @@ class Origin:
 
 
 def _frozen(values: Any, dtype: type, n: int, name: str) -> np.ndarray:
-    array = np.asarray(values, dtype=dtype)
+    array: np.ndarray = np.asarray(values, dtype=dtype)
     if array.shape != (n,):
         raise InvalidSegment(f"{name} has shape {array.shape}, expected ({n},)")
     if array.flags.writeable:

@@ -100,7 +100,8 @@ def import_edges(modules: dict[str, Path]) -> list[Edge]:
 
 
 def cycles(edges: Iterable[Edge], modules: Iterable[str]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    """Strongly connected components of more than one module (Tarjan's algorithm; the
+    module graph is shallow enough for recursion)."""
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for edge in edges:
         if edge.target in graph:
@@ -108,37 +109,24 @@ def cycles(edges: Iterable[Edge], modules: Iterable[str]) -> list[list[str]]:
     order: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    on_stack: set[str] = set()
     found: list[list[str]] = []
-    for root in graph:
-        if root in order:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        order[root] = low[root] = len(order)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is None:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == order[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        found.append(sorted(component))
-            elif child not in order:
-                order[child] = low[child] = len(order)
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(sorted(graph[child]))))
-            elif child in on_stack:
+
+    def visit(node: str) -> None:
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for child in sorted(graph[node]):
+            if child not in order:
+                visit(child)
+                low[node] = min(low[node], low[child])
+            elif child in stack:
                 low[node] = min(low[node], order[child])
+        if low[node] == order[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for root in graph:
+        if root not in order:
+            visit(root)
     return found

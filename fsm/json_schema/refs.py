@@ -95,8 +95,17 @@ class RefResolver:
         return isinstance(value, str) and not value.startswith("#")
 
     def _walk(self, node: object, pointer: str, base: str) -> Iterator[tuple[str, object, str]]:
+        """Every subschema with its pointer and the base URI in force there, recording
+        the anchors it declares on the way."""
         if not isinstance(node, dict):
             return
+        base = self._enter(node, pointer, base)
+        yield pointer, node, base
+        for child, child_pointer in _subschemas(node, pointer):
+            yield from self._walk(child, child_pointer, base)
+
+    def _enter(self, node: dict, pointer: str, base: str) -> str:
+        """The base URI inside ``node`` (its ``$id`` may change it); records its anchors."""
         ident = node.get(self._id_keyword)
         if isinstance(ident, str):
             uri, fragment = urldefrag(_join(base, ident))
@@ -107,18 +116,7 @@ class RefResolver:
         anchor = node.get("$anchor")
         if isinstance(anchor, str):
             self._anchors.setdefault(f"{base}#{anchor}", pointer)
-        yield pointer, node, base
-        for key in _SCHEMA_KEYWORDS:
-            if isinstance(node.get(key), dict):
-                yield from self._walk(node[key], f"{pointer}/{key}", base)
-        for key in _LIST_KEYWORDS:
-            if isinstance(node.get(key), list):
-                for i, item in enumerate(node[key]):
-                    yield from self._walk(item, f"{pointer}/{key}/{i}", base)
-        for key in _MAP_KEYWORDS:
-            if isinstance(node.get(key), dict):
-                for name, item in node[key].items():
-                    yield from self._walk(item, f"{pointer}/{key}/{escape_token(name)}", base)
+        return base
 
     def base_of(self, pointer: str) -> str:
         """The base URI in force at ``pointer`` (its nearest walked ancestor's)."""
@@ -157,3 +155,18 @@ class RefResolver:
             else:
                 raise UnsupportedSchema("$ref", f"{ref or pointer!r} points to nothing")
         return node
+
+
+def _subschemas(node: dict, pointer: str) -> Iterator[tuple[object, str]]:
+    """The direct subschemas of a schema object, each with its JSON pointer."""
+    for key in _SCHEMA_KEYWORDS:
+        if isinstance(node.get(key), dict):
+            yield node[key], f"{pointer}/{key}"
+    for key in _LIST_KEYWORDS:
+        if isinstance(node.get(key), list):
+            for i, item in enumerate(node[key]):
+                yield item, f"{pointer}/{key}/{i}"
+    for key in _MAP_KEYWORDS:
+        if isinstance(node.get(key), dict):
+            for name, item in node[key].items():
+                yield item, f"{pointer}/{key}/{escape_token(name)}"

@@ -57,18 +57,27 @@ def _schema(tp: object, defs: dict[str, dict]) -> dict:
     if tp in _SCALARS:
         return dict(_SCALARS[tp])  # type: ignore[index]
     origin = get_origin(tp)
-    args = get_args(tp)
+    if origin is not None:
+        return _generic_schema(tp, origin, get_args(tp), defs)
+    if tp in (list, set, frozenset, tuple, dict):
+        return _generic_schema(tp, tp, (), defs)
+    return _class_schema(tp, defs)
+
+
+def _generic_schema(tp: object, origin: object, args: tuple, defs: dict[str, dict]) -> dict:
+    """The schema of a parametrised type (``list[int]``, ``Literal[...]``, unions, ...)
+    or of a bare container class (then ``origin is tp`` and ``args == ()``)."""
     if origin is Literal:
         return {"enum": list(args)}
     if origin is Union or origin is types.UnionType:
         return {"anyOf": [_schema(a, defs) for a in args]}
     if origin is typing.Annotated:
         return _constrained(_schema(args[0], defs), args[1:])
-    if origin in (list, set, frozenset) or tp in (list, set, frozenset):
+    if origin in (list, set, frozenset):
         item = _schema(args[0], defs) if args else {}
         schema = {"type": "array", "items": item}
         return {**schema, "uniqueItems": True} if origin in (set, frozenset) else schema
-    if origin is tuple or tp is tuple:
+    if origin is tuple:
         if not args or (len(args) == 2 and args[1] is Ellipsis):
             return {"type": "array", "items": _schema(args[0], defs) if args else {}}
         return {
@@ -77,10 +86,15 @@ def _schema(tp: object, defs: dict[str, dict]) -> dict:
             "items": False,
             "minItems": len(args),
         }
-    if origin is dict or tp is dict:
+    if origin is dict:
         if args and args[0] is not str:
             raise InvalidSpec(f"JSON object keys are strings; {tp!r} has {args[0]!r} keys")
         return {"type": "object", "additionalProperties": _schema(args[1], defs) if args else {}}
+    raise InvalidSpec(f"cannot turn {tp!r} into a JSON schema")
+
+
+def _class_schema(tp: object, defs: dict[str, dict]) -> dict:
+    """The schema of an enum, a pydantic model, a dataclass or a TypedDict."""
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [member.value for member in tp]}
     if _is_pydantic_model(tp):
