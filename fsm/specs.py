@@ -27,7 +27,16 @@ def _fingerprint(kind: str, payload: object) -> str:
 
 @dataclass(frozen=True)
 class Regex:
-    """Text that fully matches ``pattern`` (Python/ECMA syntax, no anchors or lookaround)."""
+    """Text that fully matches ``pattern`` (Python/ECMA syntax, no anchors or lookaround).
+
+    Args:
+        pattern: the regular expression; ``ss.regex(pattern)`` wraps it in a generator.
+
+    Example (the first tokens allowed are ``a`` and ``ab``):
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", b"c", None], eos_ids=4)
+        >>> fsm.compile_index(fsm.Regex("ab?c"), vocabulary).allowed_tokens(0).tolist()
+        [0, 2]
+    """
 
     pattern: str
 
@@ -45,7 +54,16 @@ class Regex:
 
 @dataclass(frozen=True)
 class Choice:
-    """Exactly one of ``options`` (taken literally: no regex escaping is involved)."""
+    """Exactly one of ``options`` (taken literally: no regex escaping is involved).
+
+    Args:
+        options: a non-empty iterable of strings (a bare string is refused).
+
+    Example:
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", b"c", None], eos_ids=4)
+        >>> fsm.compile_index(fsm.Choice(["ab", "c"]), vocabulary).allowed_tokens(0).tolist()
+        [0, 2, 3]
+    """
 
     options: tuple[str, ...] = field()
 
@@ -74,6 +92,16 @@ class Grammar:
 
     Terminals are regexes or strings (flags included); ``%ignore`` terminals may appear
     between any two terminals. See ``fsm.grammar`` for how lexing ambiguity is handled.
+
+    Args:
+        lark_text: the grammar in lark's syntax.
+        start: the start rule (default ``"start"``).
+
+    Example:
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", b"c", None], eos_ids=4)
+        >>> index = fsm.compile_index(fsm.Grammar('start: "a"+ "c"'), vocabulary)
+        >>> index.allowed_tokens(0).tolist()
+        [0]
     """
 
     lark_text: str
@@ -107,6 +135,14 @@ class JsonSchema:
     nothing of other keys, and ``plain_integers=True`` writes integers without
     fraction or exponent: the generation defaults of ``ss.json``, which accept a
     subset of the schema's instances. See docs/json_schema.md.
+
+    Example:
+        >>> spec = fsm.JsonSchema(bool)
+        >>> spec.schema
+        {'type': 'boolean'}
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"t", b"rue", b"false", b"x", None], eos_ids=4)
+        >>> fsm.compile_index(spec, vocabulary).allowed_tokens(0).tolist()
+        [0, 2]
     """
 
     schema_json: str
