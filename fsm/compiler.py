@@ -57,7 +57,26 @@ def compile_index(
     progress: Callable[[int, int], None] | None = None,
 ) -> TokenIndex:
     """The token index of ``spec`` over ``vocabulary``; built once per cache key.
-    ``eager`` builds every reachable row now, reporting to ``progress(done, known)``."""
+    ``eager`` builds every reachable row now, reporting to ``progress(done, known)``.
+
+    Compiling is cheap: rows (the allowed tokens of a state) are built as generation
+    visits states, unless ``eager``. Unsatisfiable specs raise ``Unsatisfiable`` here.
+
+    Args:
+        spec: a ``Regex``, ``Choice``, ``JsonSchema`` or ``Grammar``.
+        vocabulary: the model's ``Vocabulary`` (``model.vocabulary``).
+        cache: an ``IndexCache`` keyed by (spec, vocabulary) fingerprints, so equal
+            specs share one index; ``None`` builds a new one.
+        eager: build every reachable row now.
+        max_states: cap on automaton states (``ConstraintTooLarge`` past it).
+        progress: called with ``(rows done, rows known)`` during an eager build.
+
+    Example:
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"1", b"2", b"12", None], eos_ids=3)
+        >>> index = fsm.compile_index(fsm.Regex("[12]{2}"), vocabulary, eager=True)
+        >>> index.allowed_tokens(0).tolist(), index.num_states
+        ([0, 1, 2], 3)
+    """
 
     def build() -> TokenIndex:
         automaton = automaton_of(spec, max_states=max_states)
