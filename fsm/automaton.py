@@ -20,7 +20,18 @@ DEAD = -1
 
 @runtime_checkable
 class ByteAutomaton(Protocol):
-    """A deterministic byte automaton with states numbered from 0 as they are found."""
+    """A deterministic byte automaton with states numbered from 0 as they are found.
+
+    A protocol: the compiler's automata (lazy regex/JSON derivatives, LALR
+    configurations for grammars, ``TableAutomaton``) implement it, and a
+    ``TokenIndex`` walks one over the vocabulary's token trie.
+
+    Example:
+        >>> automaton = fsm.Grammar('start: "a"+').automaton()
+        >>> successors, final = automaton.expand(automaton.initial)
+        >>> isinstance(automaton, fsm.ByteAutomaton), final, bool(successors[ord("a")] != fsm.DEAD)
+        (True, False, True)
+    """
 
     @property
     def initial(self) -> int:
@@ -36,7 +47,21 @@ class ByteAutomaton(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class TableAutomaton:
-    """A fully materialised automaton: ``table[state, byte]`` and ``finals[state]``."""
+    """A fully materialised automaton: ``table[state, byte]`` and ``finals[state]``.
+
+    Args:
+        table: int32 ``[num_states, 256]`` next states (``DEAD`` = rejected).
+        finals: bool ``[num_states]``, whether each state accepts.
+        initial: the start state (default 0).
+
+    Example (accepts exactly ``"a"``):
+        >>> import numpy as np
+        >>> table = np.full((2, 256), fsm.DEAD, dtype=np.int32)
+        >>> table[0, ord("a")] = 1
+        >>> automaton = fsm.TableAutomaton(table, np.array([False, True]))
+        >>> int(automaton.expand(0)[0][ord("a")]), automaton.expand(1)[1]
+        (1, True)
+    """
 
     table: np.ndarray  # int32 [num_states, 256]
     finals: np.ndarray  # bool [num_states]
