@@ -18,7 +18,20 @@ from fsm.token_index import TokenIndex
 
 
 class IndexCache:
-    """A bounded LRU map from a key to the ``TokenIndex`` built for it."""
+    """A bounded LRU map from a key to the ``TokenIndex`` built for it; a model keeps
+    one (``model.indexes``), so a constraint used twice is compiled once. Thread-safe:
+    each key is built once even when several threads ask for it.
+
+    Args:
+        max_entries: entries kept before the least recently used one is evicted.
+
+    Example:
+        >>> cache = fsm.IndexCache(max_entries=8)
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"1", b"2", None], eos_ids=2)
+        >>> first = fsm.compile_index(fsm.Regex("1+"), vocabulary, cache=cache)
+        >>> first is fsm.compile_index(fsm.Regex("1+"), vocabulary, cache=cache), cache.hits
+        (True, 1)
+    """
 
     def __init__(self, max_entries: int = 64) -> None:
         if max_entries < 1:

@@ -76,7 +76,19 @@ def terminal_term(terminal: TerminalDef) -> Term:
 
 class GrammarAutomaton:
     """``ByteAutomaton`` of the texts that lark's LALR(1) parser for a grammar accepts
-    (up to lexing ambiguity, see the module docstring). States are built on demand."""
+    (up to lexing ambiguity, see the module docstring). States are built on demand.
+
+    Args:
+        lark_text: the grammar in lark's syntax (``InvalidSpec`` if lark rejects it or
+            it is not LALR(1)).
+        start: the start rule.
+        max_states: cap on the states built (``ConstraintTooLarge`` past it).
+
+    Example:
+        >>> automaton = fsm.GrammarAutomaton('start: "a"+ "c"')
+        >>> automaton.terminal_names
+        ('A', 'C')
+    """
 
     def __init__(
         self, lark_text: str, start: str = "start", *, max_states: int = DEFAULT_MAX_STATES
