@@ -115,7 +115,18 @@ class Vocabulary:
     may exceed the tokenizer's; ids past the tokenizer are never allowed).
 
     Equality and hashing go by ``fingerprint``, a sha256 of the content, computed on
-    first use (model loading does not wait for it)."""
+    first use (model loading does not wait for it). A model builds its own
+    (``model.vocabulary``) with ``from_tokenizer``.
+
+    Args:
+        token_bytes: per token id, its bytes, or ``None``.
+        eos_ids: the end-of-generation ids (at least one).
+        size: the mask width (>= the number of token ids).
+
+    Example:
+        >>> fsm.Vocabulary.from_raw([b"a", b"b", None], eos_ids=2)
+        Vocabulary(tokens=3, size=3, eos_ids=[2], fingerprint=f38c248b52b6)
+    """
 
     token_bytes: tuple[bytes | None, ...]
     eos_ids: frozenset[int]
@@ -152,7 +163,17 @@ class Vocabulary:
         eos_ids: int | Iterable[int],
         size: int | None = None,
     ) -> Vocabulary:
-        """A vocabulary from its token bytes in id order (empty bytes count as ``None``)."""
+        """A vocabulary from its token bytes in id order (empty bytes count as ``None``).
+
+        Args:
+            token_bytes: the bytes of each id, or ``None``.
+            eos_ids: one end id or several.
+            size: the mask width (default: the number of ids).
+
+        Example:
+            >>> fsm.Vocabulary.from_raw([b"a", b"", None], eos_ids=[2], size=8).size
+            8
+        """
         tokens = tuple(bytes(t) if t else None for t in token_bytes)
         width = len(tokens) if size is None else int(size)
         return cls(tokens, frozenset(_as_id_set(eos_ids)), width)
@@ -169,7 +190,20 @@ class Vocabulary:
 
         ``size``: the model's logits width (default: one past the largest id).
         ``eos_ids``: extra end ids (e.g. a generation config's ``eos_token_id``), added to
-        the tokenizer's own ``eos_token_id``."""
+        the tokenizer's own ``eos_token_id``.
+
+        Args:
+            tokenizer: a transformers tokenizer (or anything with ``get_vocab``,
+                ``all_special_ids``, ``added_tokens_decoder`` and ``eos_token_id``).
+            size: the model's logits width.
+            eos_ids: extra end ids.
+
+        Example::
+
+            from transformers import AutoTokenizer
+            tokenizer = AutoTokenizer.from_pretrained("HuggingFaceTB/SmolLM2-135M-Instruct")
+            vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer, size=49152)
+        """
         vocab: dict[str, int] = dict(tokenizer.get_vocab())
         special, added = _special_and_added(tokenizer)
         decoder = getattr(getattr(tokenizer, "backend_tokenizer", None), "decoder", None)
