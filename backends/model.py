@@ -37,7 +37,28 @@ Message = Mapping[str, str]
 
 
 class Model:
-    """A transformers causal LM with a paged KV pool, usable as ``model("prompt")``."""
+    """A transformers causal LM with a paged KV pool, usable as ``model("prompt")``.
+
+    Usually made by ``ss.load_model()``; build one directly to wrap a model you have
+    already loaded. It owns the KV block pool, the constraint vocabulary and the cache
+    of compiled constraints, so keep one per set of weights.
+
+    Args:
+        hf_model: a transformers causal LM (``sdpa`` or ``eager`` attention).
+        tokenizer: its tokenizer.
+        block_size: tokens per KV block (sharing and copy-on-write happen per block).
+        progress: ``True`` shows a tqdm bar per generation (terminal or Jupyter); a
+            callable receives ``(done, total)``; ``False`` (default) is silent.
+        jump_forward: append the text a constraint forces without sampling it.
+        restrict_head: compute a constrained step's logits for its allowed tokens only.
+
+    Example::
+
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        hf = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")
+        model = ss.Model(hf, AutoTokenizer.from_pretrained(path))
+        s = model("The capital of France is") + ss.gen(max_tokens=5)
+    """
 
     def __init__(
         self,
@@ -79,17 +100,42 @@ class Model:
     # ------------------------------------------------------------ the Engine protocol
 
     def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no special tokens added).
+
+        Args:
+            text: the text to tokenize.
+
+        Example: ``model.encode("Hello")`` gives e.g. ``[19556]``.
+        """
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
     def generate(self, state: SequenceState, generator: Generator[SequenceState]) -> SequenceState:
-        """Run a span generator on every row of ``state`` (what ``state + generator`` calls)."""
+        """Run a span generator on every row of ``state`` (what ``state + generator`` calls).
+
+        Args:
+            state: the state to extend.
+            generator: a span generator (``ss.gen``, ``ss.regex``, ...).
+
+        Example: ``model.generate(model("Hi"), ss.gen(max_tokens=4))`` equals
+        ``model("Hi") + ss.gen(max_tokens=4)``.
+        """
         with self.lock:
             return generation.generate(self, state, _span_generator(generator))
 
     # ------------------------------------------------------------------ user API
 
     def __call__(self, prompts: str | Sequence[str]) -> SequenceState:
-        """A state from text: one row for a string, a ``(len, 1)`` batch for a list."""
+        """A state from text: one row for a string, a ``(len, 1)`` batch for a list.
+        Nothing runs yet: the text is tokenized and computed at the first generation.
+
+        Args:
+            prompts: a string, or a list of strings (one row each).
+
+        Example::
+
+            s = model("The capital of France is") + ss.gen(max_tokens=5)
+            batch = model(["Hello", "Bonjour"]) + ss.gen(max_tokens=5)  # shape (2, 1)
+        """
         texts = [prompts] if isinstance(prompts, str) else list(prompts)
         return SequenceState.from_text(self, texts)
 
@@ -99,7 +145,19 @@ class Model:
         *,
         add_generation_prompt: bool = True,
     ) -> SequenceState:
-        """A state from one conversation (or a list of them), via the chat template."""
+        """A state from one conversation (or a list of them), via the chat template.
+
+        Args:
+            messages: ``[{"role": ..., "content": ...}, ...]``, or a list of such
+                conversations (a batch, one row each).
+            add_generation_prompt: end with the assistant's turn opening (default), so
+                what is generated next is the answer.
+
+        Example::
+
+            s = model.chat([{"role": "user", "content": "Name a colour."}])
+            s = s + ss.gen(max_tokens=10, name="colour")
+        """
         conversations = [messages] if messages and isinstance(messages[0], Mapping) else messages
         texts = [
             self.tokenizer.apply_chat_template(
@@ -117,7 +175,19 @@ class Model:
         *,
         rng: Any = None,
     ) -> SequenceState:
-        """One token per row from logits computed by the caller (see ``generation.step``)."""
+        """One token per row from logits computed by the caller (``ss.step`` calls it).
+
+        Args:
+            state: the state to extend by one token per row.
+            logits: ``[rows, vocab]`` next-token scores from your own forward pass.
+            generator: the span being generated; a row ending in an unfinished span of
+                it continues that span.
+            rng: a ``torch.Generator`` for sampling (default: the sampler's seed).
+
+        Example::
+
+            s = model.step(model("Count: 1, 2,"), logits, ss.regex(r" [0-9]+"))
+        """
         with self.lock:
             return generation.step(self, state, logits, _span_generator(generator), rng=rng)
 
@@ -136,7 +206,11 @@ class Model:
         ``prompt`` is a str, chat messages, or a list of either (a batch: a list of
         values comes back); it goes through the chat template when the tokenizer has one
         (``chat=False``: plain text). ``output`` is ``str``, a generator (its capture
-        value) or what ``ss.json`` takes (a pydantic model gives an instance)::
+        value) or what ``ss.json`` takes (a pydantic model gives an instance).
+        ``system`` adds a system message, ``max_tokens`` and ``sampler`` go to the
+        generator built for ``output``.
+
+        Example::
 
             person = model.ask("Invent a person.", Person)
             pet = model.ask("Cat or dog?", ss.choice(["cat", "dog"]))
@@ -149,13 +223,37 @@ class Model:
         """Append ``parts`` (text, states, generators) to ``state`` as ``+`` would,
         yielding each row's new text as it settles; ``.state`` is the result after the
         loop (see ``backends.streaming``). The model's lock is held during each step,
-        not between them, so streams may be interleaved, in one thread or several."""
+        not between them, so streams may be interleaved, in one thread or several.
+
+        Args:
+            state: the state to extend.
+            parts: text, states and generators, appended in order.
+
+        Example::
+
+            stream = model.stream(model("Name: "), ss.regex(r"[A-Z][a-z]+", name="n"))
+            for chunks in stream:          # one string per row
+                print(chunks[0], end="", flush=True)
+            stream.state["n"]
+        """
         return Stream(self, state, parts)
 
     def index(self, spec: Any, *, eager: bool = False) -> fsm.TokenIndex:
         """The token index of a constraint spec, compiled once per model. Rows are built
         lazily as generation visits states; ``eager`` builds every reachable row now
-        (reported through the model's ``progress`` setting)."""
+        (reported through the model's ``progress`` setting).
+
+        Args:
+            spec: an ``fsm`` spec (``fsm.Regex``, ``fsm.JsonSchema``, ...) or a
+                generator's ``constraint``.
+            eager: build every reachable row now (long for big constraints; set
+                ``model.progress = True`` to see a bar).
+
+        Example::
+
+            index = model.index(ss.json(Person).constraint, eager=True)
+            index.num_states
+        """
         index = fsm.compile_index(spec, self.vocabulary, cache=self.indexes)
         if eager:
             report = Progress(self.progress, 1, unit="rows")
@@ -165,17 +263,26 @@ class Model:
 
     def generation_stats(self) -> dict[str, float]:
         """Tokens sampled and tokens forced by jump-forward (cumulative), and the share
-        of forced tokens among all generated ones."""
+        of forced tokens among all generated ones.
+
+        Example: ``model.generation_stats()`` gives e.g.
+        ``{"tokens_sampled": 40, "tokens_forced": 12, "forced_share": 0.23}``.
+        """
         total = self.counters["tokens_sampled"] + self.counters["tokens_forced"]
         share = self.counters["tokens_forced"] / total if total else 0.0
         return {**self.counters, "forced_share": share}
 
     def kv_stats(self) -> dict[str, int]:
-        """KV pool figures: block_size, blocks_used, blocks_total, tokens_computed, tokens_reused."""
+        """KV pool figures: block_size, blocks_used, blocks_total, tokens_computed, tokens_reused.
+
+        Example: after ``s.fork(8) + ss.gen(...)``, ``tokens_reused`` counts the
+        prompt tokens the forks shared instead of recomputing.
+        """
         return self.runner.kv_stats()
 
     @property
     def device(self) -> torch.device:
+        """The device the weights and the KV pool live on."""
         return self.runner.device
 
     def __repr__(self) -> str:
@@ -224,7 +331,28 @@ def load_model(
     """Load a model: ``None`` = the embedded SmolLM2-135M-Instruct, a transformers model id
     or local directory, or an already built ``(model, tokenizer)`` pair. ``device=None``
     picks CUDA when available, else CPU. ``progress=True`` shows a tqdm bar while
-    generating; a callable receives ``(tokens done, max tokens)`` instead."""
+    generating; a callable receives ``(tokens done, max tokens)`` instead.
+
+    The default model's first load converts its GGUF file once (~30 s on CPU, with a
+    progress bar) into ``~/.cache/seqstate`` (``SEQSTATE_CACHE`` overrides); later
+    loads read that directory (docs/benchmarks.md compares the time with
+    transformers' own ``from_pretrained``).
+
+    Args:
+        source: ``None``, a model id or directory, or a ``(model, tokenizer)`` pair.
+        device: ``"cpu"``, ``"cuda"``, a ``torch.device``, or ``None`` (auto).
+        dtype: a ``torch.dtype`` or its name (``"bfloat16"``); default bfloat16 on
+            CUDA, float32 on CPU.
+        block_size: tokens per KV-cache block.
+        progress: ``True``, a callable or ``False`` (see above).
+
+    Raises ``ModelSourceError`` (naming the fix) when the source cannot be loaded.
+
+    Example::
+
+        model = ss.load_model()                       # the default model
+        model = ss.load_model("path/to/model", device="cuda", dtype="bfloat16")
+    """
     target = _pick_device(device)
     wanted = _pick_dtype(dtype, target)
     if source is None:
