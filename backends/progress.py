@@ -13,6 +13,18 @@ from typing import Any
 ProgressSetting = bool | Callable[[int, int], None]
 
 
+def stage_bar(description: str, total: int) -> Any:
+    """A tqdm bar (``tqdm.auto``: text in a terminal, a widget in Jupyter) counting the
+    stages of one long piece of work, with the stage under way and the time elapsed."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        desc=description,
+        bar_format="{desc} |{bar}| {n_fmt}/{total_fmt}{postfix} [{elapsed}]",
+    )
+
+
 class Progress:
     """One piece of work reported through a progress setting; ``total`` may grow."""
 
