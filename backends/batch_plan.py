@@ -1,12 +1,12 @@
 """Plan a batched forward so that shared work is done once.
 
 Rows are `(base KV, new tokens)`. Rows whose base KV holds the same content and whose
-new tokens start alike form a radix tree: each edge (a *segment*) is computed once, and
-rows with identical tokens end on the same segment, so they share its last logits and
-its KV handle (llama.cpp #10295). Segments at the same depth run as one batch; depth
+new tokens start alike form a radix tree: each edge is computed once, and
+rows with identical tokens end on the same edge, so they share its last logits and
+its KV handle (llama.cpp #10295). Edges at the same depth run as one batch; depth
 `d` starts from the handles made at depth `d - 1`.
 
-A divergent common prefix becomes a segment of its own only when it is at least
+A divergent common prefix becomes an edge of its own only when it is at least
 `min_shared` tokens long and the tree is still shallower than `max_levels`: each level
 costs one more forward call, which a short prefix does not pay back. Identical rows
 are always merged. Pure Python + numpy; no torch.
@@ -21,9 +21,9 @@ import numpy as np
 
 
 @dataclass(frozen=True)
-class Segment:
+class PlanEdge:
     """Tokens to run on top of the base KV of row `base_row` (`parent == -1`) or of
-    the handle that segment `parent` produces."""
+    the handle that edge `parent` produces."""
 
     parent: int
     base_row: int
@@ -33,23 +33,23 @@ class Segment:
 
 @dataclass(frozen=True)
 class Plan:
-    segments: list[Segment]
-    row_end: list[int]  # per row, the segment holding the row's last token
+    edges: list[PlanEdge]
+    row_end: list[int]  # per row, the edge holding the row's last token
 
     def path(self, row: int) -> list[int]:
-        """Segments from the row's base to its last token, in order."""
+        """Edges from the row's base to its last token, in order."""
         chain = [self.row_end[row]]
-        while self.segments[chain[-1]].parent >= 0:
-            chain.append(self.segments[chain[-1]].parent)
+        while self.edges[chain[-1]].parent >= 0:
+            chain.append(self.edges[chain[-1]].parent)
         return chain[::-1]
 
     def levels(self) -> list[list[int]]:
-        """Segment indices grouped by depth, shallowest first."""
+        """Edge indices grouped by depth, shallowest first."""
         out: list[list[int]] = []
-        for index, segment in enumerate(self.segments):
-            while len(out) <= segment.level:
+        for index, edge in enumerate(self.edges):
+            while len(out) <= edge.level:
                 out.append([])
-            out[segment.level].append(index)
+            out[edge.level].append(index)
         return out
 
 
@@ -71,7 +71,7 @@ def plan_rows(
         groups.setdefault((key, int(toks[0])), []).append(row)
     for rows in groups.values():
         builder.split(rows, 0, -1, 0)
-    return Plan(builder.segments, builder.row_end)
+    return Plan(builder.edges, builder.row_end)
 
 
 class _Builder:
@@ -79,13 +79,13 @@ class _Builder:
         self.tokens = tokens
         self.min_shared = min_shared
         self.max_levels = max_levels
-        self.segments: list[Segment] = []
+        self.edges: list[PlanEdge] = []
         self.row_end = [-1] * len(tokens)
 
     def emit(self, rows: list[int], start: int, stop: int | None, parent: int, level: int) -> int:
         first = rows[0]
-        self.segments.append(Segment(parent, first, self.tokens[first][start:stop], level))
-        return len(self.segments) - 1
+        self.edges.append(PlanEdge(parent, first, self.tokens[first][start:stop], level))
+        return len(self.edges) - 1
 
     def split(self, rows: list[int], start: int, parent: int, level: int) -> None:
         """Rows share the base and `tokens[:start]`, and each has tokens after `start`."""
@@ -112,9 +112,9 @@ class _Builder:
             for group in tails.values():
                 self.finish(group, self.emit(group, start, None, parent, level))
 
-    def finish(self, rows: list[int], segment: int) -> None:
+    def finish(self, rows: list[int], edge: int) -> None:
         for row in rows:
-            self.row_end[row] = segment
+            self.row_end[row] = edge
 
     def common_length(self, rows: list[int], start: int) -> int:
         span = min(len(self.tokens[r]) for r in rows) - start

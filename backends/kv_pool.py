@@ -23,7 +23,7 @@ start of a token sequence into a handle, so the same prompt built twice is compu
 once.
 
 Threads: the pool's bookkeeping (reference counts, free list, prefix cache) is guarded
-by its own lock, so handles may be created (`KVRef.prefix` while slicing a state) and
+by its own lock, so handles may be created (`PagedKVRef.prefix` while slicing a state) and
 dropped from any thread. A dropped handle's blocks are only queued (`release`): the
 garbage collector may finalize a handle in the middle of a pool operation, even in the
 thread running it, so the queue is drained at the start of the next operation, under
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from backends.kvref import KVRef
+from backends.kvref import PagedKVRef
 
 NULL_BLOCK = 0
 
@@ -90,7 +90,7 @@ class KVPool:
         self._lock = threading.RLock()
         self._released: deque[np.ndarray] = deque()  # blocks of dropped handles, to decref
 
-    # --- reference counting (called by KVRef) -------------------------------------
+    # --- reference counting (called by PagedKVRef) -------------------------------------
 
     def incref(self, blocks: np.ndarray) -> None:
         with self._lock:
@@ -119,8 +119,8 @@ class KVPool:
     # --- appending ----------------------------------------------------------------
 
     def extend(
-        self, bases: Sequence[KVRef | None], tokens: Sequence[np.ndarray]
-    ) -> tuple[list[KVRef], list[np.ndarray]]:
+        self, bases: Sequence[PagedKVRef | None], tokens: Sequence[np.ndarray]
+    ) -> tuple[list[PagedKVRef], list[np.ndarray]]:
         """For each row, a new handle of `base.length + len(tokens)` positions and the pool
         slots (`block * block_size + offset`) where the K/V of the new positions go.
 
@@ -132,19 +132,19 @@ class KVPool:
             return self._extend(bases, tokens)
 
     def _extend(
-        self, bases: Sequence[KVRef | None], tokens: Sequence[np.ndarray]
-    ) -> tuple[list[KVRef], list[np.ndarray]]:
+        self, bases: Sequence[PagedKVRef | None], tokens: Sequence[np.ndarray]
+    ) -> tuple[list[PagedKVRef], list[np.ndarray]]:
         bs = self.block_size
         lengths = [0 if base is None else base.length for base in bases]
         worst = sum(-(-(n0 + len(t)) // bs) - n0 // bs for n0, t in zip(lengths, tokens))
         self._reserve(worst)
         copy_src: list[int] = []
         copy_dst: list[int] = []
-        refs: list[KVRef] = []
+        refs: list[PagedKVRef] = []
         slots: list[np.ndarray] = []
         for base, start, new in zip(bases, lengths, tokens):
             if len(new) == 0:
-                raise ValueError("cannot extend a KVRef by 0 positions")
+                raise ValueError("cannot extend a PagedKVRef by 0 positions")
             blocks = [] if base is None else base.block_ids.tolist()
             used = start % bs
             end = start + len(new)
@@ -167,7 +167,7 @@ class KVPool:
             where = ids[positions // bs] * bs + positions % bs
             self._tokens.reshape(-1)[where] = new
             slots.append(where)
-            refs.append(KVRef(self, ids, end))
+            refs.append(PagedKVRef(self, ids, end))
         if copy_src:
             src = torch.tensor(copy_src, device=self.keys.device)
             dst = torch.tensor(copy_dst, device=self.keys.device)
@@ -211,14 +211,14 @@ class KVPool:
 
     # --- prefix cache ---------------------------------------------------------------
 
-    def publish(self, ref: KVRef) -> None:
+    def publish(self, ref: PagedKVRef) -> None:
         """File the full blocks of `ref` by content hash; call once their K/V is written."""
         if not self.prefix_cache:
             return
         with self._lock:
             self._publish(ref)
 
-    def _publish(self, ref: KVRef) -> None:
+    def _publish(self, ref: PagedKVRef) -> None:
         blocks = ref.block_ids.tolist()
         full = ref.length // self.block_size
         first = full
@@ -229,7 +229,7 @@ class KVPool:
             previous = self._hash_of[block] = _chain(previous, self._tokens[block])
             self._by_hash.setdefault(previous, block)
 
-    def match_prefix(self, tokens: np.ndarray) -> KVRef | None:
+    def match_prefix(self, tokens: np.ndarray) -> PagedKVRef | None:
         """A handle on the longest run of cached full blocks that starts `tokens`, leaving
         at least one token to compute (its logits are needed); None when nothing matches."""
         if not self.prefix_cache:
@@ -238,7 +238,7 @@ class KVPool:
             self.collect()
             return self._match_prefix(tokens)
 
-    def _match_prefix(self, tokens: np.ndarray) -> KVRef | None:
+    def _match_prefix(self, tokens: np.ndarray) -> PagedKVRef | None:
         bs = self.block_size
         blocks: list[int] = []
         previous = b""
@@ -253,7 +253,7 @@ class KVPool:
             return None
         for block in blocks:
             self._evictable.pop(block, None)
-        return KVRef(self, np.asarray(blocks, dtype=np.int64), len(blocks) * bs)
+        return PagedKVRef(self, np.asarray(blocks, dtype=np.int64), len(blocks) * bs)
 
     def _unpublish(self, block: int) -> None:
         """Stop finding `block` by hash: its content is about to change."""
@@ -267,10 +267,10 @@ class KVPool:
 
     # --- reading and statistics ---------------------------------------------------
 
-    def read(self, ref: KVRef) -> tuple[torch.Tensor, torch.Tensor]:
+    def read(self, ref: PagedKVRef) -> tuple[torch.Tensor, torch.Tensor]:
         """Copies of a handle's keys and values, `[num_layers, length, kv_heads, head_dim]` each."""
         if ref.pool is not self:
-            raise ValueError("this KVRef belongs to another pool")
+            raise ValueError("this PagedKVRef belongs to another pool")
         shape = (self.keys.shape[0], -1, *self.keys.shape[3:])
         blocks = torch.tensor(ref.block_ids, device=self.keys.device)
         keys = self.keys[:, blocks].reshape(shape)[:, : ref.length]

@@ -1,4 +1,5 @@
-"""`KVRef`: an immutable handle on the pooled K/V of a token prefix.
+"""`PagedKVRef`: the native engine's `seqstate.KVRef`, an immutable handle on the pooled
+K/V of a token prefix.
 
 A handle is `(pool, block_ids, length)`. Creating one takes a reference on each of its
 blocks; the reference is given back by a `weakref.finalize` when the handle is
@@ -35,7 +36,7 @@ class BlockOwner(Protocol):
         ...
 
 
-class KVRef:
+class PagedKVRef:
     """The K/V of positions `[0, length)` of one sequence, stored in `block_ids` of `pool`."""
 
     __slots__ = ("_pool", "_blocks", "_length", "__weakref__")
@@ -72,15 +73,15 @@ class KVRef:
         """Equal for handles that read the same slots, hence hold the same K/V."""
         return self._blocks.tobytes(), self._length
 
-    def prefix(self, n: int) -> KVRef | None:
+    def prefix(self, n: int) -> PagedKVRef | None:
         """The first `n` positions, sharing this handle's blocks (no copy); None when `n == 0`."""
         if not 0 <= n <= self._length:
-            raise ValueError(f"prefix({n}) of a KVRef of length {self._length}")
+            raise ValueError(f"prefix({n}) of a PagedKVRef of length {self._length}")
         if n == self._length:
             return self
         if n == 0:
             return None
-        return KVRef(self._pool, self._blocks[: -(-n // self._pool.block_size)], n)
+        return PagedKVRef(self._pool, self._blocks[: -(-n // self._pool.block_size)], n)
 
     def __repr__(self) -> str:
-        return f"KVRef(length={self._length}, blocks={self._blocks.tolist()})"
+        return f"PagedKVRef(length={self._length}, blocks={self._blocks.tolist()})"

@@ -1,6 +1,6 @@
-"""`ModelRunner`: run a transformers causal LM over rows of `(KVRef | None, new token ids)`.
+"""`ModelRunner`: run a transformers causal LM over rows of `(PagedKVRef | None, new token ids)`.
 
-Each call computes only the tokens beyond each row's `KVRef`, and computes a prefix
+Each call computes only the tokens beyond each row's `PagedKVRef`, and computes a prefix
 shared by several rows once (`batch_plan`). Rows with identical `(KV, tokens)` get the
 same logits row and the same new handle. Generation policy (sampling, constraints,
 beams) lives above this class; it only turns tokens into logits and K/V.
@@ -20,10 +20,10 @@ import torch
 from backends.batch_plan import Plan, plan_rows
 from backends.head import head_logits
 from backends.kv_pool import KVPool
-from backends.kvref import KVRef
+from backends.kvref import PagedKVRef
 from backends.paged_cache import PagedBatch, PagedCache, build_batch
 
-Row = tuple[KVRef | None, Any]  # (base KV, 1-D int token ids: numpy array, list or tensor)
+Feed = tuple[PagedKVRef | None, Any]  # (base KV, 1-D int token ids: numpy array, list or tensor)
 
 SUPPORTED_ATTENTION = ("sdpa", "eager")
 
@@ -90,8 +90,8 @@ class ModelRunner:
         return self.pool.kv_stats()
 
     def forward(
-        self, rows: Sequence[Row], only: Sequence[np.ndarray | None] | None = None
-    ) -> tuple[torch.Tensor, list[KVRef]]:
+        self, rows: Sequence[Feed], only: Sequence[np.ndarray | None] | None = None
+    ) -> tuple[torch.Tensor, list[PagedKVRef]]:
         """Logits of each row's last new token `[n_rows, vocab]` and each row's new handle.
 
         `only[i]`, when given, lists the token ids whose logits row `i` needs (a
@@ -105,7 +105,7 @@ class ModelRunner:
             logits = head_logits(last[index], self._head, self.vocab_size, only)
         return logits, [refs[s] for s in plan.row_end]
 
-    def forward_all(self, rows: Sequence[Row]) -> tuple[list[torch.Tensor], list[KVRef]]:
+    def forward_all(self, rows: Sequence[Feed]) -> tuple[list[torch.Tensor], list[PagedKVRef]]:
         """Logits of every new token of each row (`[n_new_i, vocab]`) and each row's new handle."""
         plan, refs, _, every = self._execute(rows, all_positions=True)
         logits = [torch.cat([every[s] for s in plan.path(row)]) for row in range(len(rows))]
@@ -114,13 +114,13 @@ class ModelRunner:
     # --- internals ------------------------------------------------------------------
 
     def _execute(
-        self, rows: Sequence[Row], *, all_positions: bool
-    ) -> tuple[Plan, list[KVRef], torch.Tensor, list[torch.Tensor]]:
-        """Run every segment of the plan, level by level.
+        self, rows: Sequence[Feed], *, all_positions: bool
+    ) -> tuple[Plan, list[PagedKVRef], torch.Tensor, list[torch.Tensor]]:
+        """Run every edge of the plan, level by level.
 
-        Returns the plan, each segment's new handle, the last-token hidden states of
-        the segments that end a row (`[n_segments, E]`, rows of other segments
-        undefined) and, with `all_positions`, every segment's per-token logits."""
+        Returns the plan, each edge's new handle, the last-token hidden states of
+        the edges that end a row (`[n_edges, E]`, rows of other edges
+        undefined) and, with `all_positions`, every edge's per-token logits."""
         bases, tokens = self._check(rows)
         requested = sum((0 if b is None else b.length) + len(t) for b, t in zip(bases, tokens))
         for i, base in enumerate(bases):
@@ -132,18 +132,18 @@ class ModelRunner:
             min_shared=self.min_shared_tokens,
             max_levels=self.max_levels,
         )
-        n_seg = len(plan.segments)
+        n_seg = len(plan.edges)
         refs: list[Any] = [None] * n_seg
         last: torch.Tensor | None = None
         every: list[Any] = [None] * n_seg
         ends = set(plan.row_end)
         with torch.inference_mode():
             for level in plan.levels():
-                segments = [plan.segments[s] for s in level]
+                edges = [plan.edges[s] for s in level]
                 level_bases = [
-                    bases[seg.base_row] if seg.parent < 0 else refs[seg.parent] for seg in segments
+                    bases[seg.base_row] if seg.parent < 0 else refs[seg.parent] for seg in edges
                 ]
-                new_refs, hidden, counts = self._run(level_bases, [seg.tokens for seg in segments])
+                new_refs, hidden, counts = self._run(level_bases, [seg.tokens for seg in edges])
                 for s, ref in zip(level, new_refs):
                     refs[s] = ref
                     self.pool.publish(ref)
@@ -162,15 +162,15 @@ class ModelRunner:
                     flat = self._head(hidden[valid])  # [sum(counts), vocab]
                     for s, chunk in zip(level, flat.split(counts)):
                         every[s] = chunk
-        computed = sum(len(seg.tokens) for seg in plan.segments)
+        computed = sum(len(seg.tokens) for seg in plan.edges)
         self.pool.tokens_computed += computed
         self.pool.tokens_reused += requested - computed
-        assert last is not None  # every row ends in some segment
+        assert last is not None  # every row ends in some edge
         return plan, refs, last, every
 
     def _run(
-        self, bases: list[KVRef | None], tokens: list[np.ndarray]
-    ) -> tuple[list[KVRef], torch.Tensor, list[int]]:
+        self, bases: list[PagedKVRef | None], tokens: list[np.ndarray]
+    ) -> tuple[list[PagedKVRef], torch.Tensor, list[int]]:
         """One batched forward: new handles, hidden states [B, T, E], tokens per row."""
         counts = [len(t) for t in tokens]
         refs, slots = self.pool.extend(bases, tokens)
@@ -180,13 +180,13 @@ class ModelRunner:
         )
         return refs, forward_paged(self._decoder, self.pool, batch), counts
 
-    def _check(self, rows: Sequence[Row]) -> tuple[list[KVRef | None], list[np.ndarray]]:
+    def _check(self, rows: Sequence[Feed]) -> tuple[list[PagedKVRef | None], list[np.ndarray]]:
         """Validate rows; token ids become 1-D int64 numpy arrays."""
-        bases: list[KVRef | None] = []
+        bases: list[PagedKVRef | None] = []
         tokens: list[np.ndarray] = []
         for i, (kv, ids) in enumerate(rows):
-            if kv is not None and (not isinstance(kv, KVRef) or kv.pool is not self.pool):
-                raise ValueError(f"row {i}: the KVRef does not belong to this runner's pool")
+            if kv is not None and (not isinstance(kv, PagedKVRef) or kv.pool is not self.pool):
+                raise ValueError(f"row {i}: the PagedKVRef does not belong to this runner's pool")
             if isinstance(ids, torch.Tensor):
                 ids = ids.cpu().numpy()
             arr = np.asarray(ids, dtype=np.int64)

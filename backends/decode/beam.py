@@ -30,7 +30,7 @@ from backends.closing import over_budget_tokens
 from backends.decode.commit import Rules, banned_position, commit, start
 from backends.decode.errors import GenerationError
 from backends.decode.hypothesis import Hypothesis
-from backends.decode.logits import banned_logits, constrained_logits, needed_logits
+from backends.decode.logits import banned_logits, constrained_logits, scored_token_ids
 from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import Prepared, active_index, prepare_row
 from backends.decode.result import span_row
@@ -131,7 +131,7 @@ def _text_key(hyp: Hypothesis, rules: Rules) -> bytes:
 
 
 def _needed(model: DecodingModel, prepared: Prepared, state: int | None) -> Any:
-    return needed_logits(model, active_index(prepared, state), state)
+    return scored_token_ids(model, active_index(prepared, state), state)
 
 
 def _bans(prepared: Prepared, beam: Hypothesis, max_tokens: int) -> list[int]:

@@ -87,7 +87,7 @@ class RowRun:
 Drawn = tuple[int, float] | Backtrack
 
 
-def draw_step(
+def draw_tokens(
     model: DecodingModel,
     runs: Sequence[RowRun],
     row_ids: Sequence[int],

@@ -39,7 +39,7 @@ def banned_logits(logits: torch.Tensor, bans: Sequence[Sequence[int]]) -> torch.
     return sampling.ban_tokens(logits, where[:, 0], where[:, 1])
 
 
-def needed_logits(model: DecodingModel, index: Any, state: int | None) -> np.ndarray | None:
+def scored_token_ids(model: DecodingModel, index: Any, state: int | None) -> np.ndarray | None:
     """The token ids whose logits the next step from ``state`` uses: the allowed ones,
     or None for all of them (free text; a final state, where the end token takes the
     mass of every refused token; or ``model.restrict_head`` off)."""

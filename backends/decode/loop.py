@@ -1,6 +1,6 @@
 """The model's own decode loop (greedy and sampling), as a generator of text chunks.
 
-Each step: the runner's logits for the running rows -> ``draw_step`` (mask, bans,
+Each step: the runner's logits for the running rows -> ``draw_tokens`` (mask, bans,
 sampler, hooks) -> ``commit`` (constraint, detokenizer, stop strings, budget) ->
 banned strings (rewind) -> jump-forward -> one batched forward pass for the new tokens.
 Rows leave the batch when they finish. Beam search runs in ``backends.decode.beam``.
@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from backends.decode.commit import Rules, banned_position, commit, forced_end, safe_length
-from backends.decode.draw import RowRun, draw_step
+from backends.decode.draw import RowRun, draw_tokens
 from backends.decode.errors import GenerationError
-from backends.decode.logits import needed_logits, seeded_rng
+from backends.decode.logits import scored_token_ids, seeded_rng
 from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import active_index, prepare_row
 from backends.decode.result import span_row
@@ -54,7 +54,7 @@ def decode(
     logits, refs = model.runner.forward(
         [(p.kv_base, p.pending_ids) for p in prepared],
         [
-            needed_logits(model, active_index(p, p.constraint_state), p.constraint_state)
+            scored_token_ids(model, active_index(p, p.constraint_state), p.constraint_state)
             for p in prepared
         ],
     )
@@ -73,7 +73,7 @@ def decode(
             break
         for i in active:
             runs[i].ban_over_budget(generator.max_tokens)
-        drawn = draw_step(model, [runs[i] for i in active], active, logits, generator, rng)
+        drawn = draw_tokens(model, [runs[i] for i in active], active, logits, generator, rng)
         feeds: list[tuple[Any, np.ndarray]] = []
         still: list[int] = []
         for i, choice in zip(active, drawn):
@@ -122,7 +122,7 @@ def _advance(
 
 
 def _needed(model: DecodingModel, run: RowRun) -> Any:
-    return needed_logits(model, active_index(run.prepared, run.hyp.state), run.hyp.state)
+    return scored_token_ids(model, active_index(run.prepared, run.hyp.state), run.hyp.state)
 
 
 def _rewind_feed(run: RowRun) -> tuple[Any, np.ndarray]:

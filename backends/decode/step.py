@@ -1,6 +1,6 @@
 """One step on logits the caller computed: ``ss.step(state, logits, generator)``.
 
-The same rules as the model's own loop (``draw_step``, ``commit``), on the caller's
+The same rules as the model's own loop (``draw_tokens``, ``commit``), on the caller's
 logits (exllamav2 PR #330). A row that ends in an unfinished span of ``generator``
 continues it: its tokens are replayed through the constraint and the detokenizer, so
 stop strings match across steps and a character split over tokens is held back until
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from backends.decode.commit import Rules, commit, forced_end
-from backends.decode.draw import RowRun, draw_step
+from backends.decode.draw import RowRun, draw_tokens
 from backends.decode.errors import GenerationError
 from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import prepare_row
@@ -66,7 +66,7 @@ def step(
         rows = [runs[i] for i in live]
         for run in rows:
             run.ban_over_budget(generator.max_tokens)
-        drawn = draw_step(model, rows, live, logits[live].to(model.device), generator, rng)
+        drawn = draw_tokens(model, rows, live, logits[live].to(model.device), generator, rng)
         for run, choice in zip(rows, drawn):
             if isinstance(choice, Backtrack):
                 raise GenerationError("a Backtrack hook needs the model's own loop; call generate")

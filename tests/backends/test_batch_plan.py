@@ -15,21 +15,21 @@ def arr(*tokens: int) -> np.ndarray:
 
 
 def row_tokens(plan, row: int) -> list[int]:
-    return [t for s in plan.path(row) for t in plan.segments[s].tokens.tolist()]
+    return [t for s in plan.path(row) for t in plan.edges[s].tokens.tolist()]
 
 
 def computed(plan) -> int:
-    return sum(len(s.tokens) for s in plan.segments)
+    return sum(len(s.tokens) for s in plan.edges)
 
 
 def test_identical_rows_share_one_segment():
     plan = plan_rows([None] * 3, [arr(1, 2, 3)] * 3)
-    assert len(plan.segments) == 1 and plan.row_end == [0, 0, 0]
+    assert len(plan.edges) == 1 and plan.row_end == [0, 0, 0]
 
 
 def test_different_bases_are_never_merged():
     plan = plan_rows(["a", "b"], [arr(1, 2), arr(1, 2)])
-    assert len(plan.segments) == 2
+    assert len(plan.edges) == 2
 
 
 def test_long_common_prefix_is_computed_once():
@@ -85,7 +85,7 @@ def test_plan_reconstructs_every_row_and_never_computes_more(rows, min_shared, m
     assert len(plan.levels()) <= max_levels
     for row, toks in enumerate(tokens):
         assert row_tokens(plan, row) == toks.tolist()
-        assert plan.segments[plan.path(row)[0]].base_row in [
+        assert plan.edges[plan.path(row)[0]].base_row in [
             r for r, key in enumerate(keys) if key == keys[row]
         ]
     for a in range(len(rows)):

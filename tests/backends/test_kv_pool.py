@@ -1,4 +1,4 @@
-"""Block pool and KVRef handles, without a model: refcounts, sharing, copy-on-write, release."""
+"""Block pool and PagedKVRef handles, without a model: refcounts, sharing, copy-on-write, release."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from backends.kv_pool import KVPool, OutOfKVMemory
-from backends.kvref import KVRef
+from backends.kvref import PagedKVRef
 
 BS = 4
 
@@ -20,7 +20,7 @@ def make_pool(**kwargs) -> KVPool:
     return KVPool(**options)
 
 
-def append(pool: KVPool, base: KVRef | None, values: list[float]) -> KVRef:
+def append(pool: KVPool, base: PagedKVRef | None, values: list[float]) -> PagedKVRef:
     """Extend `base` by len(values) positions whose K and V hold `values` (what a forward does)."""
     (ref,), (slots,) = pool.extend([base], [np.array(values, dtype=np.int64)])
     write(pool, slots, values)
@@ -35,7 +35,7 @@ def write(pool: KVPool, slots: np.ndarray, values: list[float]) -> None:
             store[layer].view(-1, 1, 2).index_copy_(0, index, data)
 
 
-def content(pool: KVPool, ref: KVRef) -> list[float]:
+def content(pool: KVPool, ref: PagedKVRef) -> list[float]:
     keys, values = pool.read(ref)
     torch.testing.assert_close(keys, values)
     return keys[0, :, 0, 0].tolist()
@@ -154,7 +154,7 @@ def test_stats_have_the_documented_keys():
     assert stats["block_size"] == BS and stats["blocks_used"] == 0
 
 
-def published(pool: KVPool, values: list[float]) -> KVRef:
+def published(pool: KVPool, values: list[float]) -> PagedKVRef:
     ref = append(pool, None, values)
     pool.publish(ref)
     return ref

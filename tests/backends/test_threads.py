@@ -14,7 +14,7 @@ import torch
 
 import seqstate as ss
 from backends.kv_pool import KVPool
-from backends.kvref import KVRef
+from backends.kvref import PagedKVRef
 from backends.model import Model, load_model
 
 Outcome = tuple[list[list[str]], list[list[list[int]]]]
@@ -129,7 +129,7 @@ def test_states_dropped_in_other_threads_return_their_blocks(model, busy_switchi
     assert model.kv_stats()["blocks_used"] == 0
 
 
-def churn(pool: KVPool, root: KVRef, barrier: threading.Barrier, seed: int) -> None:
+def churn(pool: KVPool, root: PagedKVRef, barrier: threading.Barrier, seed: int) -> None:
     """Take and drop prefix handles of ``root``; thread 0 also extends them."""
     rng = np.random.default_rng(seed)
     barrier.wait()
