@@ -30,7 +30,22 @@ class Origin:
 
     `generator` is the spec that produced a generated span (opaque here); `capture`
     names the span's text; `parser` turns that text into the capture's value (json,
-    pydantic, ...); `complete` says whether generation ended naturally."""
+    pydantic, ...); `complete` says whether generation ended naturally.
+
+    Args:
+        kind: ``"prompt"``, ``"text"`` (appended) or ``"generated"``.
+        generator: the generator of a generated span.
+        capture: the capture name, if any.
+        parser: turns the captured text into its value.
+        finish_reason: how generation ended (``"stop"``, ``"length"``, ...).
+        complete: whether generation ended naturally (the constraint was met).
+        resumes: the span continues the generated span right before it.
+        healed: text before the span that it regenerated first (token healing).
+
+    Example:
+        >>> ss.Origin("generated", capture="name", finish_reason="stop").capture
+        'name'
+    """
 
     kind: SegmentKind
     generator: Generator[Any] | None = None
@@ -60,7 +75,15 @@ class Span:
     starts where token `i-1` ends); `token_clean[i]` is false when token `i` ends inside
     a multi-byte character. `logprobs` is NaN where unknown (prompt tokens);
     `constraint_states[i]` is the constraint state after token `i` (`UNKNOWN_STATE` when
-    none). All arrays are read-only."""
+    none). All arrays are read-only. `origin` says where the piece came from and
+    `token_ids` holds its tokens (none for text not tokenized yet).
+
+    Example:
+        >>> decoded = ss.decode_tokens(ss.Detokenizer([b"he", b"llo"]), [0, 1])
+        >>> span = ss.Span.of_tokens([0, 1], decoded, ss.Origin("generated"))
+        >>> span.text, span.n_tokens, span.token_start(1)
+        ('hello', 2, 2)
+    """
 
     origin: Origin
     text: str
@@ -72,7 +95,16 @@ class Span:
 
     @classmethod
     def of_text(cls, text: str, origin: Origin) -> Span:
-        """A span of untokenized text."""
+        """A span of untokenized text.
+
+        Args:
+            text: the text.
+            origin: its provenance.
+
+        Example:
+            >>> ss.Span.of_text("hi", ss.Origin("text")).n_tokens
+            0
+        """
         return cls.of_tokens((), Decoded(text, np.zeros(0, np.int64), np.zeros(0, bool)), origin)
 
     @classmethod
@@ -84,7 +116,21 @@ class Span:
         logprobs: Any = None,
         constraint_states: Any = None,
     ) -> Span:
-        """A span of tokens whose text and offsets come from the detokenizer."""
+        """A span of tokens whose text and offsets come from the detokenizer.
+
+        Args:
+            token_ids: the tokens.
+            decoded: their text and offsets (``decode_tokens``).
+            origin: their provenance.
+            logprobs: per token log-probability (default NaN: unknown).
+            constraint_states: per token constraint state after it (default
+                ``UNKNOWN_STATE``).
+
+        Example:
+            >>> decoded = ss.decode_tokens(ss.Detokenizer([b"a"]), [0, 0])
+            >>> ss.Span.of_tokens([0, 0], decoded, ss.Origin("prompt")).text
+            'aa'
+        """
         n = len(decoded.token_ends)
         return cls(
             origin,
@@ -123,7 +169,21 @@ class Span:
 
 @dataclass(frozen=True, eq=False)
 class Segment:
-    """Characters `[lo, hi)` and tokens `[t0, t1)` of a span."""
+    """Characters `[lo, hi)` and tokens `[t0, t1)` of a span: the piece of a span a
+    row holds. Slicing a state slices its segments, sharing the span.
+
+    Args:
+        span: the storage.
+        lo: first character.
+        hi: end character (exclusive).
+        t0: first whole token.
+        t1: end token (exclusive); characters past token ``t1`` are pending text.
+
+    Example:
+        >>> segment = ss.Segment.whole(ss.Span.of_text("hello", ss.Origin("text")))
+        >>> segment.text, segment.slice_chars(1, 3)[0].text
+        ('hello', 'el')
+    """
 
     span: Span
     lo: int
