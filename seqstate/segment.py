@@ -177,7 +177,7 @@ class Segment:
         lo: first character.
         hi: end character (exclusive).
         t0: first whole token.
-        t1: end token (exclusive); characters past token ``t1`` are pending text.
+        t1: end token (exclusive); characters after token ``t1 - 1`` are pending text.
 
     Example:
         >>> segment = ss.Segment.whole(ss.Span.of_text("hello", ss.Origin("text")))
