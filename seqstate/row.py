@@ -42,7 +42,17 @@ class ResumePoint:
     initial state, no token of the span is kept); `pending_text` is text the span had
     produced after that token (a cut inside a token), which a resumed generation must
     reproduce first; `tokens_kept` counts the span's tokens before the cut; `healed` is
-    the prompt text the span regenerated first (its constraint states count it)."""
+    the prompt text the span regenerated first (its constraint states count it).
+    `generator` is the span's generator and `complete` whether the span had ended
+    naturally. ``state.resume()`` reads one per row (``row.resume_point``).
+
+    Example::
+
+        s = model("Name: ") + ss.regex(r"[A-Z][a-z]{3,9}", name="n")
+        point = s[:-2].row(0).resume_point     # cut inside the span
+        point.tokens_kept, point.pending_text
+        s[:-2].resume()                        # continues the regex from the cut
+    """
 
     generator: Generator[Any]
     constraint_state: int | None
@@ -100,7 +110,17 @@ class Row:
     """Committed tokens with their text, pending text, provenance, and a KV handle.
 
     Invariant: `kv` (when set) covers at most the tokens before the first pending
-    character, so its positions are exactly those of the row's first tokens."""
+    character, so its positions are exactly those of the row's first tokens.
+
+    A state is a grid of rows (``state.rows``, ``state.row(b, k)``); users rarely build
+    one. `segments` are the row's pieces in order; `char_starts`/`token_starts` their
+    cumulative offsets (computed when not given).
+
+    Example:
+        >>> row = ss.Row.of_span(ss.Span.of_text("hello", ss.Origin("prompt")))
+        >>> row.text, row.pending_text, row.slice_chars(0, 2).text
+        ('hello', 'hello', 'he')
+    """
 
     segments: tuple[Segment, ...] = ()
     kv: KVRef | None = None
