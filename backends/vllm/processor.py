@@ -13,9 +13,10 @@ which vLLM grows in place, and reads the tokens it has not seen yet through the 
 (a ``-1`` placeholder of async scheduling is read later, in ``apply``). ``apply`` masks
 the constrained rows only: their packed bitmask rows are gathered on the logits' device
 (``backends.masks.DeviceMasks`` keeps each index's table there and uploads only new
-rows), unpacked, and written with one ``masked_fill`` on those rows; ids past the
-tokenizer (a padded logits width) are masked too. End ids are allowed exactly in final
-states (the token index does that).
+rows) and unpacked, and the masked rows are written back with one ``index_copy_``;
+ids past the tokenizer (a padded logits width) are masked too. End ids are allowed
+exactly in final states, where the end token also takes the probability of the tokens
+the constraint refuses, as in seqstate's own engine (``backends.processor_masks``).
 
 A token outside the constraint (another processor forced it, or a request was resumed
 with foreign output) or an index that cannot be built leaves its row on an "end only"
@@ -44,6 +45,7 @@ from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDi
 
 import fsm
 from backends.masks import DeviceMasks
+from backends.processor_masks import mask_to_constraints
 from backends.request_specs import Spec, check_spec, spec_from_args
 
 if TYPE_CHECKING:
@@ -103,7 +105,7 @@ class SeqstateLogitsProcessor(LogitsProcessor):
         self.indexes = fsm.IndexCache(max_entries=INDEX_CACHE_ENTRIES)
         self._masks = DeviceMasks(self.device)
         self._rows: dict[int, RowConstraint] = {}
-        self._vocabulary: fsm.Vocabulary | None = None
+        self._model_tokens: ModelTokens | None = None
 
     # ------------------------------------------------------------ vLLM interface
 
@@ -141,12 +143,14 @@ class SeqstateLogitsProcessor(LogitsProcessor):
         for position, row in rows:
             self._catch_up(position, row)
             self._build_row(position, row)
-        allowed = self._masks.allowed(
-            [row.index for _, row in rows], [row.state for _, row in rows], logits.shape[1]
-        )
-        assert allowed is not None  # every row here has an index
         positions = torch.tensor([p for p, _ in rows], device=logits.device)
-        masked = logits.index_select(0, positions).masked_fill_(~allowed, float("-inf"))
+        masked = mask_to_constraints(
+            logits.index_select(0, positions),
+            [row.index for _, row in rows],
+            [row.state for _, row in rows],
+            self._masks,
+            self.end_token,
+        )
         return logits.index_copy_(0, positions, masked)
 
     # ---------------------------------------------------------------- batch rows
@@ -199,15 +203,33 @@ class SeqstateLogitsProcessor(LogitsProcessor):
     @property
     def vocabulary(self) -> fsm.Vocabulary:
         """The model's vocabulary, built from vLLM's tokenizer on first use."""
-        if self._vocabulary is None:
-            self._vocabulary = vocabulary_of(self._model_config)
-        return self._vocabulary
+        return self.model_tokens.vocabulary
+
+    @property
+    def end_token(self) -> int:
+        """The end id that takes a final state's refused mass (``backends.processor_masks``)."""
+        return self.model_tokens.end_token
+
+    @property
+    def model_tokens(self) -> ModelTokens:
+        if self._model_tokens is None:
+            self._model_tokens = model_tokens(self._model_config)
+        return self._model_tokens
 
 
-def vocabulary_of(model_config: Any) -> fsm.Vocabulary:
-    """``fsm.Vocabulary`` of a vLLM model: its tokenizer's token bytes, the end ids of
-    the tokenizer and the generation config (those vLLM stops on), and the model's
-    vocabulary size as the mask width (ids past the tokenizer are never allowed)."""
+@dataclass(frozen=True)
+class ModelTokens:
+    """What the processor needs of a model's tokenizer."""
+
+    vocabulary: fsm.Vocabulary
+    end_token: int
+
+
+def model_tokens(model_config: Any) -> ModelTokens:
+    """The vocabulary of a vLLM model (its tokenizer's token bytes, the end ids of the
+    tokenizer and the generation config, which vLLM stops on, and the model's vocabulary
+    size as the mask width) and the end token: the tokenizer's EOS when it is an end
+    id, else the smallest end id, as seqstate's own engine picks it."""
     from vllm.tokenizers import cached_tokenizer_from_config
 
     tokenizer = cached_tokenizer_from_config(model_config)
@@ -215,9 +237,12 @@ def vocabulary_of(model_config: Any) -> fsm.Vocabulary:
         raise fsm.InvalidVocabulary("seqstate constraints need the tokenizer (skip_tokenizer_init)")
     eos = model_config.try_get_generation_config().get("eos_token_id")
     count = max(tokenizer.get_vocab().values()) + 1
-    return fsm.Vocabulary.from_tokenizer(
+    vocabulary = fsm.Vocabulary.from_tokenizer(
         tokenizer, size=max(model_config.get_vocab_size(), count), eos_ids=_ids(eos)
     )
+    preferred = tokenizer.eos_token_id
+    end = preferred if preferred in vocabulary.eos_ids else min(vocabulary.eos_ids)
+    return ModelTokens(vocabulary, end)
 
 
 def _ids(value: int | Sequence[int] | None) -> list[int]:
