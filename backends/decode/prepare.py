@@ -22,6 +22,8 @@ from fsm.prefixed import Prefixed
 from seqstate.builtin_generators import SpanGenerator
 from seqstate.detokenize import Detokenizer
 from seqstate.errors import SeqStateError
+from seqstate.generator import Generator
+from seqstate.kv import KVRef
 from seqstate.row import ResumePoint, Row
 
 if TYPE_CHECKING:
@@ -34,11 +36,11 @@ class Prepared:
     and where the constraint starts."""
 
     row: Row
-    kv_base: Any  # KVRef | None: covers the tokens before ``pending_ids``
+    kv_base: KVRef | None  # covers the tokens before ``pending_ids``
     pending_ids: np.ndarray  # tokens to run before the first sample (>= 1)
     constraint_state: int | None
     index: TokenIndex | None  # the span's constraint (healed prefix included)
-    generator: Any  # the generator the span records
+    generator: Generator[Any]  # the generator the span records
     healed: str = ""  # prompt text the span regenerates first (token healing)
     first_bans: frozenset[int] = frozenset()  # tokens refused as the first token (healing)
     resumed: bool = False  # continues a span whose healed text was written before
@@ -60,7 +62,9 @@ def active_index(prepared: Prepared, state: int | None) -> TokenIndex | None:
     return prepared.index
 
 
-def prepare_row(model: DecodingModel, row: Row, generator: SpanGenerator, detok: Detokenizer) -> Prepared:
+def prepare_row(
+    model: DecodingModel, row: Row, generator: SpanGenerator, detok: Detokenizer
+) -> Prepared:
     """Tokenize the row's pending text and find what the model must still compute.
 
     The constraint starts at its initial state, or, when the generator resumes, at the
