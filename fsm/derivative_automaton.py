@@ -14,6 +14,7 @@ import numpy as np
 
 from fsm.automaton import DEAD
 from fsm.errors import ConstraintTooLarge
+from fsm.limits import DEFAULT_MAX_STATES
 from fsm.terms import EMPTY, Alt, Cat, Repeat, Term, byte_partition, derivative, nullable
 
 
@@ -21,7 +22,7 @@ class DerivativeAutomaton:
     """``ByteAutomaton`` over the derivatives of ``term``."""
 
     def __init__(
-        self, term: Term, *, max_states: int = 200_000, liveness_budget: int = 400
+        self, term: Term, *, max_states: int = DEFAULT_MAX_STATES, liveness_budget: int = 400
     ) -> None:
         self._terms: list[Term] = []
         self._ids: dict[Term, int] = {}

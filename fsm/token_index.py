@@ -36,6 +36,7 @@ import numpy as np
 from fsm.automaton import DEAD, ByteAutomaton
 from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import ConstraintTooLarge, FsmError
+from fsm.limits import DEFAULT_MAX_STATES
 from fsm.trie_walk import order_by_token, pack_bitmask, walk_trie
 from fsm.vocabulary import Vocabulary
 
@@ -59,7 +60,7 @@ class TokenIndex:
         automaton: ByteAutomaton,
         vocabulary: Vocabulary,
         *,
-        max_states: int = 200_000,
+        max_states: int = DEFAULT_MAX_STATES,
         eager: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> None:
