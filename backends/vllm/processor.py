@@ -77,7 +77,7 @@ class RowConstraint:
     output: list[int]
     state: int
     read: int = 0
-    broken: str | None = None  # why the row left its constraint
+    broken: str | None = None  # why the row left its constraint: it may only end now
 
     def catch_up(self) -> str | None:
         """Read the output tokens not read yet; the reason, once, if one breaks the
@@ -100,12 +100,29 @@ class SeqstateLogitsProcessor(LogitsProcessor):
     """Masks the logits of requests that carry ``extra_args["seqstate"]``."""
 
     def __init__(self, vllm_config: VllmConfig, device: torch.device, is_pin_memory: bool):
+        self._setup(vllm_config.model_config, device, None)
+
+    @classmethod
+    def over(
+        cls, vocabulary: fsm.Vocabulary, end_token: int, device: str | torch.device = "cpu"
+    ) -> SeqstateLogitsProcessor:
+        """A processor over a given vocabulary, outside any engine (tests, benchmarks)."""
+        processor = cls.__new__(cls)
+        processor._setup(None, device, ModelTokens(vocabulary, end_token))
+        return processor
+
+    def _setup(self, model_config: Any, device: str | torch.device, tokens: ModelTokens | None):
         self.device = torch.device(device)
-        self._model_config = vllm_config.model_config
+        self._model_config = model_config
         self.indexes = fsm.IndexCache(max_entries=INDEX_CACHE_ENTRIES)
         self._masks = DeviceMasks(self.device)
         self._rows: dict[int, RowConstraint] = {}
-        self._model_tokens: ModelTokens | None = None
+        self._model_tokens = tokens
+
+    def constraint_of(self, position: int) -> RowConstraint | None:
+        """The constraint of batch row ``position`` (None: a free row); its ``broken``
+        says why it left its own constraint, if it did."""
+        return self._rows.get(position)
 
     # ------------------------------------------------------------ vLLM interface
 
@@ -196,7 +213,7 @@ class SeqstateLogitsProcessor(LogitsProcessor):
         """A constraint that allows only end ids, for a row whose own one broke."""
         logger.warning("seqstate: ending a request early: %s", reason)
         index = fsm.compile_index(fsm.Regex(""), self.vocabulary, cache=self.indexes)
-        return RowConstraint(index, output, index.initial_state, read=len(output))
+        return RowConstraint(index, output, index.initial_state, len(output), broken=reason)
 
     # ---------------------------------------------------------------- vocabulary
 

@@ -4,8 +4,6 @@ masks exactly the constrained rows. The expected masks come from the token index
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -19,7 +17,7 @@ from vllm.exceptions import VLLMValidationError  # noqa: E402
 from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality  # noqa: E402
 
 import fsm  # noqa: E402
-from backends.vllm.processor import ModelTokens, SeqstateLogitsProcessor  # noqa: E402
+from backends.vllm.processor import SeqstateLogitsProcessor  # noqa: E402
 
 pytestmark = pytest.mark.vllm
 
@@ -33,16 +31,9 @@ def vocabulary(smol_tokenizer):
     return fsm.Vocabulary.from_tokenizer(smol_tokenizer)
 
 
-class FixedVocabulary(SeqstateLogitsProcessor):
+def processor_over(vocabulary: fsm.Vocabulary) -> SeqstateLogitsProcessor:
     """The processor over a given vocabulary instead of a vLLM model's tokenizer."""
-
-    def __init__(self, vocabulary: fsm.Vocabulary) -> None:
-        super().__init__(SimpleNamespace(model_config=None), torch.device("cpu"), False)
-        self._fixed = ModelTokens(vocabulary, min(vocabulary.eos_ids))
-
-    @property
-    def model_tokens(self) -> ModelTokens:
-        return self._fixed
+    return SeqstateLogitsProcessor.over(vocabulary, min(vocabulary.eos_ids))
 
 
 def params(args=None) -> SamplingParams:
@@ -79,7 +70,7 @@ def expected_row(index: fsm.TokenIndex, state: int, vocabulary) -> np.ndarray:
 
 
 def test_constrained_rows_are_masked_and_free_rows_untouched(vocabulary):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     outputs = [[], [], []]
     added = [(0, params(REGEX), [1], outputs[0]), (1, params(), [1], outputs[1])]
     added.append((2, params(CHOICE), [1], outputs[2]))
@@ -93,7 +84,7 @@ def test_constrained_rows_are_masked_and_free_rows_untouched(vocabulary):
 
 
 def test_state_follows_the_growing_output_list(vocabulary, smol_tokenizer):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     output: list[int] = []
     processor.update_state(update(1, added=[(0, params(REGEX), [1], output)]))
     regex = index_of(REGEX, vocabulary)
@@ -108,7 +99,7 @@ def test_state_follows_the_growing_output_list(vocabulary, smol_tokenizer):
 
 
 def test_removed_then_condensed_rows_keep_their_states(vocabulary, smol_tokenizer):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     first, second, third = [], [], []
     processor.update_state(
         update(
@@ -132,7 +123,7 @@ def test_removed_then_condensed_rows_keep_their_states(vocabulary, smol_tokenize
 
 
 def test_swapped_rows_swap_their_states(vocabulary, smol_tokenizer):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     first, second = [], []
     processor.update_state(
         update(2, added=[(0, params(CHOICE), [1], first), (1, params(REGEX), [1], second)])
@@ -146,7 +137,7 @@ def test_swapped_rows_swap_their_states(vocabulary, smol_tokenizer):
 
 
 def test_added_request_replaces_the_row_it_lands_on(vocabulary):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     processor.update_state(update(1, added=[(0, params(REGEX), [1], [])]))
     processor.update_state(update(1, removed=[0]))
     processor.update_state(update(1, added=[(0, params(), [1], [])]))
@@ -155,7 +146,7 @@ def test_added_request_replaces_the_row_it_lands_on(vocabulary):
 
 def test_resumed_request_reads_the_output_it_already_has(vocabulary, smol_tokenizer):
     """A preempted request comes back with the tokens it generated before."""
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     output = smol_tokenizer.encode("34-", add_special_tokens=False)
     processor.update_state(update(1, added=[(0, params(REGEX), [1], output)]))
     regex = index_of(REGEX, vocabulary)
@@ -164,7 +155,7 @@ def test_resumed_request_reads_the_output_it_already_has(vocabulary, smol_tokeni
 
 
 def test_async_placeholder_is_read_once_filled_in(vocabulary, smol_tokenizer):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     tokens = smol_tokenizer.encode("56", add_special_tokens=False)
     output = [tokens[0], -1]  # async scheduling: the last id is not known yet
     processor.update_state(update(1, added=[(0, params(REGEX), [1], output)]))
@@ -175,15 +166,16 @@ def test_async_placeholder_is_read_once_filled_in(vocabulary, smol_tokenizer):
 
 
 def test_token_outside_the_constraint_leaves_only_the_end(vocabulary, smol_tokenizer):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     output = smol_tokenizer.encode("hello", add_special_tokens=False)
     processor.update_state(update(1, added=[(0, params(REGEX), [1], output)]))
     got = masked(processor, 1, vocabulary)[0]
     assert set(np.flatnonzero(got)) == set(vocabulary.eos_ids)
+    assert "not allowed" in processor.constraint_of(0).broken
 
 
 def test_requests_with_one_spec_share_one_index(vocabulary):
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     added = [(row, params(REGEX), [1], []) for row in range(4)]
     processor.update_state(update(4, added=added))
     assert len(processor.indexes) == 1 and processor.indexes.hits == 3
@@ -205,7 +197,7 @@ def test_validate_params_names_the_problem():
 def test_final_state_end_takes_the_refused_mass(vocabulary, smol_tokenizer):
     """As in seqstate's own engine: in a final state the end token's probability is
     that of the end plus every refused token."""
-    processor = FixedVocabulary(vocabulary)
+    processor = processor_over(vocabulary)
     output = smol_tokenizer.encode("12-ab", add_special_tokens=False)
     processor.update_state(update(1, added=[(0, params(REGEX), [1], output)]))
     logits = torch.randn(1, vocabulary.size)
@@ -217,4 +209,4 @@ def test_final_state_end_takes_the_refused_mass(vocabulary, smol_tokenizer):
 
 
 def test_not_argmax_invariant(vocabulary):
-    assert FixedVocabulary(vocabulary).is_argmax_invariant() is False
+    assert processor_over(vocabulary).is_argmax_invariant() is False
