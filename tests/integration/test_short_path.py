@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
@@ -11,6 +12,7 @@ from pydantic import BaseModel, Field
 import seqstate as ss
 
 QUESTION = "Invent a person."
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 class Person(BaseModel):
@@ -77,6 +79,16 @@ def test_overrides_reach_the_generator(tiny_model):
         tiny_model.ask(QUESTION, ss.regex(r"[0-9]{40}"), max_tokens=2)
     beams = tiny_model.ask(QUESTION, ss.regex(r"[0-9]{2}"), sampler=ss.beam(3))
     assert re.fullmatch(r"[0-9]{2}", beams)
+
+
+def test_the_readme_short_path_runs(tiny_model):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    (block,) = [b for b in blocks if "model.ask(" in b]
+    namespace = {"model": tiny_model, "ss": ss, "Annotated": Annotated, "Field": Field}
+    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)
+    assert isinstance(namespace["person"], namespace["Person"])
+    assert namespace["pet"] in ("cat", "dog")
+    assert len(namespace["years"]) == 2 and isinstance(namespace["hello"], str)
 
 
 @pytest.mark.slow
