@@ -93,7 +93,8 @@ def _parameter(param: inspect.Parameter) -> str:
         annotation = param.annotation
         text += f": {annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)}"
     if param.default is not param.empty:
-        text += f" = {param.default!r}"
+        default = param.default
+        text += f" = {default.__name__ if isinstance(default, type) else repr(default)}"
     return text
 
 
