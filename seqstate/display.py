@@ -44,8 +44,9 @@ TEXT_STYLE = (
 STYLE = (
     "<style>.seqstate .ss-tok{box-shadow:inset -1px 0 rgba(0,0,0,.22)}"
     ".seqstate .ss-pending{text-decoration:underline dotted}"
-    ".seqstate td,.seqstate th{vertical-align:top;text-align:left;padding:2px 6px}</style>"
+    "</style>"
 )
+CELL_STYLE = "text-align:left;vertical-align:top;padding:2px 6px"
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -74,27 +75,53 @@ def finish_label(row: Row) -> str | None:
     return None
 
 
-def shared_prefix(rows: Sequence[Row]) -> int:
-    """Number of leading characters made of the same whole tokens in every row (0 for a
-    single row): what a batch or a fork has in common before the rows differ."""
-    if len(rows) < 2:
-        return 0
-    first = rows[0].token_ids
-    common = len(first)
-    for row in rows[1:]:
-        ids = row.token_ids
-        n = min(common, len(ids))
-        differ = np.flatnonzero(first[:n] != ids[:n])
-        common = int(differ[0]) if len(differ) else n
-        if common == 0:
-            return 0
-    chars = int(rows[0].token_offsets[common - 1, 1])
-    text = rows[0].text[:chars]
-    same = all(
-        int(row.token_offsets[common - 1, 1]) == chars and row.text.startswith(text)
-        for row in rows[1:]
-    )
-    return chars if same else 0
+@dataclass(frozen=True)
+class Prefix:
+    """The leading characters and tokens every row has in common."""
+
+    chars: int = 0
+    tokens: int = 0
+
+
+def _common_tokens(segment: Segment, pieces: Sequence[Segment]) -> Prefix:
+    """The leading whole tokens of `segment` that every piece also starts with (same ids,
+    same text)."""
+    ids, n = segment.token_ids, segment.n_tokens
+    for piece in pieces:
+        other = piece.token_ids
+        m = min(n, len(other))
+        differ = np.flatnonzero(ids[:m] != other[:m])
+        n = int(differ[0]) if len(differ) else m
+        if n == 0:
+            return Prefix()
+    end = int(segment.token_bounds()[1][n - 1])
+    text = segment.text[:end]
+    if all(int(p.token_bounds()[1][n - 1]) == end and p.text.startswith(text) for p in pieces):
+        return Prefix(end, n)
+    return Prefix()
+
+
+def shared_prefix(rows: Sequence[Row]) -> Prefix:
+    """What a batch or a fork has in common before its rows differ: the leading segments
+    they share (compared by identity, so a fork costs O(segments)), then the whole tokens
+    of the next segment they agree on. Nothing for a single row."""
+    first = rows[0] if rows else Row()
+    others = [row for row in rows[1:] if row is not first]
+    if len(rows) < 2 or not others:
+        return Prefix(first.n_chars, first.n_tokens) if len(rows) > 1 else Prefix()
+    chars = tokens = 0
+    for index, segment in enumerate(first.segments):
+        if any(len(row.segments) <= index for row in others):
+            break
+        pieces = [row.segments[index] for row in others]
+        if all(piece is segment for piece in pieces):
+            common = Prefix(segment.n_chars, segment.n_tokens)
+        else:
+            common = _common_tokens(segment, pieces)
+        chars, tokens = chars + common.chars, tokens + common.tokens
+        if common.chars < segment.n_chars or any(p.n_chars != common.chars for p in pieces):
+            break
+    return Prefix(chars, tokens)
 
 
 def _shown(shape: Shape, n_rows: int, max_rows: int) -> list[tuple[str, int]]:
@@ -130,10 +157,10 @@ def state_repr(
     names = list(dict.fromkeys(n for _, i in shown for n in rows[i].capture_names()))
     captures = f", captures={names}" if names else ""
     lines = [f"SequenceState(shape={shape}, engine={engine_name}{captures})"]
-    start = shared_prefix(rows)
+    prefix = shared_prefix(rows)
+    start = prefix.chars
     if start:
-        n_tokens = int(np.searchsorted(rows[0].token_offsets[:, 1], start, "right"))
-        lines.append(f"  shared: {preview(rows[0].text[:start], width)} · {n_tokens} tok")
+        lines.append(f"  shared: {preview(rows[0].text[:start], width)} · {prefix.tokens} tok")
     for label, index in shown:
         lines.append(f"  {label + ' ' if label else ''}{_row_summary(rows[index], start, width)}")
     if len(rows) > len(shown):
@@ -257,8 +284,9 @@ def _token_title(segment: Segment, local: int, first_token: int, name: str) -> s
 def _segment_html(
     segment: Segment, first_token: int, lo: int, hi: int, colour: str, name: str
 ) -> str:
-    """Characters `[lo, hi)` of `segment` (relative offsets): one span per token (hover:
-    index, id, text, log-probability, source), then its pending text."""
+    """Characters `[lo, hi)` of `segment` (relative offsets) in one span of its colour:
+    a span per token inside (hover: index, id, text, log-probability, source), then its
+    pending text."""
     text = segment.text
     starts, ends = segment.token_bounds()
     out = []
@@ -266,19 +294,16 @@ def _segment_html(
     while local < len(ends) and starts[local] < hi:
         title = _token_title(segment, local, first_token, name)
         piece = text[max(int(starts[local]), lo) : min(int(ends[local]), hi)]
-        out.append(
-            f'<span class="ss-tok" style="background:{colour}" title="{_escape(title)}">'
-            f"{_escape(piece)}</span>"
-        )
+        out.append(f'<span class="ss-tok" title="{_escape(title)}">{_escape(piece)}</span>')
         local += 1
     pending = max(int(ends[-1]) if len(ends) else 0, lo)
     if pending < hi:
         out.append(
-            f'<span class="ss-pending" style="background:{colour}" '
+            '<span class="ss-pending" '
             f'title="{_escape(name)} · pending text (tokenized at the next forward pass)">'
             f"{_escape(text[pending:hi])}</span>"
         )
-    return "".join(out)
+    return f'<span style="background:{colour}">{"".join(out)}</span>'
 
 
 def _text_html(row: Row, start: int, end: int, max_chars: int, legend: _Legend) -> str:
@@ -318,8 +343,9 @@ def _rows_html(
         row = rows[index]
         text = _text_html(row, start, row.n_chars, max_chars, legend)
         cells.append(
-            f"<tr><th>{_escape(label)}</th><td>{text}</td>"
-            f'<td style="white-space:nowrap;color:#555">{_escape(_row_facts(row))}</td></tr>'
+            f'<tr><th style="{CELL_STYLE}">{_escape(label)}</th><td style="{CELL_STYLE}">{text}</td>'
+            f'<td style="{CELL_STYLE};white-space:nowrap;color:#555">'
+            f"{_escape(_row_facts(row))}</td></tr>"
         )
     return f'<table class="ss-rows" style="border-collapse:collapse">{"".join(cells)}</table>'
 
@@ -330,13 +356,15 @@ def state_html(
     engine_name: str,
     max_rows: int = 16,
     max_chars: int = 2000,
+    max_row_chars: int = 500,
 ) -> str:
     """The rows as static HTML: a header, a legend (colour, capture name, generator kind,
     how its spans ended, how many are complete), the prefix shared by all rows once,
-    then each row's continuation (at most `max_rows` rows of `max_chars` characters)."""
+    then each row's continuation: at most `max_chars` characters of a single row or of
+    the shared prefix, `max_rows` rows of `max_row_chars` characters each."""
     legend = _Legend()
     shown = _shown(shape, len(rows), max_rows)
-    start = shared_prefix(rows)
+    start = shared_prefix(rows).chars
     body = []
     if len(rows) == 1:
         body.append(_text_html(rows[0], 0, rows[0].n_chars, max_chars, legend))
@@ -346,7 +374,7 @@ def state_html(
             body.append(f'<div style="color:#555">shared by all {len(rows)} rows:</div>')
             body.append(_text_html(rows[0], 0, start, max_chars, legend))
             body.append('<div style="color:#555">then each row:</div>')
-        body.append(_rows_html(rows, shown, start, max_chars, legend))
+        body.append(_rows_html(rows, shown, start, max_row_chars, legend))
     if len(rows) > len(shown):
         body.append(f'<div style="color:#777">… {len(rows) - len(shown)} more rows</div>')
     for _, index in shown:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -19,8 +20,8 @@ class StoppingGenerator(ScriptedGenerator):
 
 
 class Collect(HTMLParser):
-    """Text, titles and background colours of the rendered token spans, the legend's
-    text, and the tag stack (which must balance)."""
+    """Text, titles and background colours (of the enclosing span) of the rendered token
+    spans, the legend's text, and the tag stack (which must balance)."""
 
     VOID = {"br", "hr", "img", "meta", "input", "col", "wbr"}
 
@@ -31,6 +32,7 @@ class Collect(HTMLParser):
         self.colours: list[str] = []
         self.legend: list[str] = []
         self.stack: list[str] = []
+        self.backgrounds: list[str] = []
         self.in_legend = 0
         self.in_style = False
 
@@ -38,16 +40,19 @@ class Collect(HTMLParser):
         attrs = dict(attrs)
         if tag not in self.VOID:
             self.stack.append(tag)
+            style = attrs.get("style") or ""
+            self.backgrounds.append(style if "background" in style else "")
         if self.in_legend or "ss-legend" in (attrs.get("class") or ""):
             self.in_legend += 1
         self.in_style = tag == "style"
         if tag == "span" and "ss-" in (attrs.get("class") or "") and "title" in attrs:
             self.titles.append(attrs["title"])
-            self.colours.append(attrs.get("style", ""))
+            self.colours.append(next(b for b in reversed(self.backgrounds) if b))
 
     def handle_endtag(self, tag):
         assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
         self.stack.pop()
+        self.backgrounds.pop()
         if self.in_legend:
             self.in_legend -= 1
         self.in_style = False
@@ -155,7 +160,8 @@ def test_fork_shows_its_shared_prefix_once(engine):
     system = "You are a careful assistant. SYSTEMPROMPT."
     base = SequenceState.from_text(engine, system)
     s = base.fork(3) + SequenceState.from_text(engine, [[" crimson", " olive", " azure"]])
-    assert shared_prefix(s.rows) == len(system)
+    assert shared_prefix(s.rows).chars == len(system)
+    assert shared_prefix(s.rows).tokens == len(engine.encode(system))
     text = "".join(render(s).text)
     assert text.count("SYSTEMPROMPT") == 1
     for colour in ("crimson", "olive", "azure"):
@@ -164,7 +170,9 @@ def test_fork_shows_its_shared_prefix_once(engine):
 
 def test_no_shared_prefix_for_one_row_or_different_rows(engine):
     s = SequenceState.from_text(engine, ["abc", "xyz"])
-    assert shared_prefix(s.rows) == 0 and shared_prefix(s[0].rows) == 0
+    assert shared_prefix(s.rows).chars == 0 and shared_prefix(s[0].rows).chars == 0
+    same = SequenceState.from_text(engine, "abc").fork(2) + "d"
+    assert shared_prefix(same.rows).chars == 4, "identical rows share everything"
     assert "shared by all" not in s._repr_html_()
 
 
@@ -189,3 +197,12 @@ def test_html_marks_pending_text(engine):
     parser = render(s)
     assert parser.titles[-1].startswith("text · pending text")
     assert "b<" in "".join(parser.text)
+
+
+def test_a_wide_fork_of_a_long_state_displays_quickly(engine):
+    long = SequenceState.from_text(engine, " ".join(f"w{i}" for i in range(20_000)))
+    s = long.fork(300) + generated(engine, " end", name="e")
+    started = time.perf_counter()
+    html, text = s._repr_html_(), repr(s)
+    assert time.perf_counter() - started < 5  # O(segments) per row, not O(tokens)
+    assert "… 284 more rows" in html and "… 292 more rows" in text
