@@ -19,7 +19,13 @@ StateT = TypeVar("StateT")
 
 @runtime_checkable
 class VocabularyLike(Protocol):
-    """The part of `fsm.Vocabulary` seqstate reads."""
+    """The part of `fsm.Vocabulary` seqstate reads (a protocol: ``fsm.Vocabulary``
+    implements it).
+
+    Example:
+        >>> isinstance(fsm.Vocabulary.from_raw([b"a", None], eos_ids=1), ss.VocabularyLike)
+        True
+    """
 
     @property
     def token_bytes(self) -> Sequence[bytes | None]:
@@ -34,7 +40,15 @@ class VocabularyLike(Protocol):
 
 @runtime_checkable
 class Engine(Protocol[StateT]):
-    """A model as the state algebra sees it."""
+    """A model as the state algebra sees it (a protocol): ``ss.Model`` implements it,
+    and so can another backend (the vLLM engine) or a test double.
+
+    Example::
+
+        model = ss.load_model()
+        isinstance(model, ss.Engine)  # True
+        s = model("Hi")               # s.engine is model
+    """
 
     @property
     def tokenizer(self) -> Any:

@@ -17,7 +17,22 @@ StateT = TypeVar("StateT")
 
 
 class Generator(ABC, Generic[StateT]):
-    """Something that maps a state to a longer state (typically by running the model)."""
+    """Something that maps a state to a longer state (typically by running the model).
+
+    ``state + generator`` calls ``generator(state)``. The built-in ones are
+    ``ss.gen``/``regex``/``json``/``choice``/``grammar``; subclass it to combine them
+    into one reusable step (the model runs only the built-in spans).
+
+    Example::
+
+        class NameThenAge(ss.Generator):
+            def __call__(self, state):
+                state = state + "Name: " + ss.regex(r"[A-Z][a-z]+", name="name")
+                return state + "\\nAge: " + ss.json(int, name="age")
+
+        s = model("Invent a person.\\n") + NameThenAge()
+        s["name"], s["age"]
+    """
 
     @abstractmethod
     def __call__(self, state: StateT) -> StateT:

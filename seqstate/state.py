@@ -67,7 +67,22 @@ def _is_ids(value: Any) -> bool:
 class SequenceState:
     """Rows of committed tokens and text on one engine, shaped `(batch, samples)`.
 
-    `rows` is row-major: row `(b, k)` is `rows[b * samples + k]`."""
+    `rows` is row-major: row `(b, k)` is `rows[b * samples + k]`. States are immutable
+    values: `+`, slicing and `fork` return new states that share tokens, text and KV
+    blocks with the old ones. Make one with ``model("text")`` or ``model.chat(...)``.
+
+    Args:
+        engine: the model the state belongs to.
+        rows: its rows, row-major.
+        shape: ``(batch, samples)``.
+
+    Example::
+
+        s = model("The capital of France is") + ss.regex(r" [A-Z][a-z]+", name="city")
+        s["city"], str(s), s.shape         # (' Paris', 'The capital of France is Paris', (1, 1))
+        s[:-3]                             # characters cut; the KV prefix is kept
+        s.fork(4) + ss.gen(max_tokens=5, sampler=ss.sample(seed=0))  # shape (1, 4)
+    """
 
     engine: Engine[SequenceState]
     rows: tuple[Row, ...]
@@ -87,7 +102,15 @@ class SequenceState:
     @classmethod
     def from_text(cls, engine: Engine, texts: Any, kind: SegmentKind = "prompt") -> SequenceState:
         """Tokenize `texts` now (a str, a list of str per batch entry, or a batch x samples
-        list of lists). The row text is the decoded text of the ids (what the model sees)."""
+        list of lists). The row text is the decoded text of the ids (what the model sees).
+
+        Args:
+            engine: the model.
+            texts: the text(s).
+            kind: segment kind of the text (``"prompt"`` by default).
+
+        Example: ``ss.SequenceState.from_text(model, ["a", "b"]).shape == (2, 1)``.
+        """
         flat, shape = _grid(texts, lambda v: isinstance(v, str), "texts")
         return cls.from_token_ids(engine, _reshape([engine.encode(t) for t in flat], shape), kind)
 
@@ -96,7 +119,10 @@ class SequenceState:
         cls, engine: Engine, ids: Any, kind: SegmentKind = "prompt"
     ) -> SequenceState:
         """Rows from token ids (one list, a list per batch entry, or batch x samples lists);
-        text and character offsets come from the engine's vocabulary bytes."""
+        text and character offsets come from the engine's vocabulary bytes.
+
+        Example: ``ss.SequenceState.from_token_ids(model, model.encode("Hi")).texts``.
+        """
         flat, shape = _grid(ids, _is_ids, "token ids")
         detokenizer = Detokenizer(engine.text_bytes)
         rows = []
@@ -106,11 +132,20 @@ class SequenceState:
         return cls(engine, tuple(rows), shape)
 
     def with_rows(self, rows: Sequence[Row], shape: Shape | None = None) -> SequenceState:
-        """A state on the same engine with other rows (shape defaults to this one's)."""
+        """A state on the same engine with other rows (shape defaults to this one's).
+
+        Example: ``s.with_rows(s.rows[::-1])`` reverses a batch.
+        """
         return SequenceState(self.engine, tuple(rows), self.shape if shape is None else shape)
 
     def detokenizer(self, stop_strings: Sequence[str] = ()) -> Detokenizer:
-        """A detokenizer over the engine's vocabulary."""
+        """A detokenizer over the engine's vocabulary.
+
+        Args:
+            stop_strings: strings that end decoding where they first appear.
+
+        Example: ``ss.decode_tokens(s.detokenizer(), s.token_ids[0][0]).text``.
+        """
         return Detokenizer(self.engine.text_bytes, tuple(stop_strings))
 
     def settle(self) -> SequenceState:
@@ -275,18 +310,32 @@ class SequenceState:
         return base.resumed(**changes)(self)
 
     def fork(self, n: int) -> SequenceState:
-        """Repeat each row `n` times along samples, sharing everything: `(b, k*n)`."""
+        """Repeat each row `n` times along samples, sharing everything: `(b, k*n)`.
+
+        Example: ``model("Once upon a time").fork(8) + ss.gen(sampler=ss.sample())``
+        computes the prompt once and samples 8 continuations from its logits.
+        """
         if not isinstance(n, numbers.Integral) or n < 1:
             raise IncompatibleOperand(f"fork needs a positive int, got {n!r}")
         rows = [row for row in self.rows for _ in range(n)]
         return self.with_rows(rows, (self.shape[0], self.shape[1] * int(n)))
 
     def flatten(self) -> SequenceState:
-        """All rows along the batch axis: `(batch * samples, 1)`."""
+        """All rows along the batch axis: `(batch * samples, 1)`.
+
+        Example: ``s.fork(3).flatten().shape == (3, 1)`` for a 1x1 ``s``.
+        """
         return self.with_rows(self.rows, (len(self.rows), 1))
 
     def reshape(self, batch: int, samples: int) -> SequenceState:
-        """The same rows, row-major, in another grid of the same size."""
+        """The same rows, row-major, in another grid of the same size.
+
+        Args:
+            batch: the new batch size.
+            samples: the new samples size (``batch * samples`` must stay the same).
+
+        Example: ``s.fork(4).reshape(2, 2).shape == (2, 2)`` for a 1x1 ``s``.
+        """
         if batch * samples != len(self.rows) or batch < 1:
             raise ShapeMismatch(f"cannot reshape {self.shape} into {(batch, samples)}")
         return self.with_rows(self.rows, (batch, samples))
@@ -294,7 +343,14 @@ class SequenceState:
 
 class TokenView:
     """`state.tokens[...]`: like `state[...]` (the same shape rule), but the last index
-    counts tokens."""
+    counts tokens. Made by ``state.tokens``.
+
+    Args:
+        state: the state to index.
+
+    Example: ``s.tokens[:-2]`` drops the last two tokens of a 1x1 state (constraint
+    state and KV prefix kept, so ``.resume()`` continues from there).
+    """
 
     def __init__(self, state: SequenceState) -> None:
         self._state = state
@@ -304,7 +360,16 @@ class TokenView:
 
 
 def batch(states: Sequence[SequenceState]) -> SequenceState:
-    """Stack states along the batch axis; they must share an engine and a samples size."""
+    """Stack states along the batch axis; they must share an engine and a samples size.
+
+    Args:
+        states: the states, in batch order.
+
+    Example::
+
+        both = ss.batch([model("Hello"), model("Bonjour")])   # shape (2, 1)
+        both = both + ss.gen(max_tokens=5)                    # one batched generation
+    """
     states = list(states)
     if not states:
         raise ShapeMismatch("batch() needs at least one state")
