@@ -79,7 +79,7 @@ class SequenceState:
     Example::
 
         s = model("The capital of France is") + ss.regex(r" [A-Z][a-z]+", name="city")
-        s["city"], str(s), s.shape         # (' Paris', 'The capital of France is Paris', (1, 1))
+        s["city"], str(s), s.shape         # e.g. (' Paris', 'The capital of France is Paris', (1, 1))
         s[:-3]                             # characters cut; the KV prefix is kept
         s.fork(4) + ss.gen(max_tokens=5, sampler=ss.sample(seed=0))  # shape (1, 4)
     """
