@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -32,6 +32,9 @@ from seqstate.builtin_generators import SpanGenerator
 from seqstate.errors import IncompatibleOperand
 from seqstate.generator import Generator
 from seqstate.state import SequenceState
+
+if TYPE_CHECKING:
+    from backends.vllm.engine import VllmModel
 
 Message = Mapping[str, str]
 
@@ -327,7 +330,9 @@ def load_model(
     dtype: torch.dtype | str | None = None,
     block_size: int = 16,
     progress: ProgressSetting = False,
-) -> Model:
+    engine: str = "native",
+    **vllm_kwargs: Any,
+) -> Model | VllmModel:
     """Load a model: ``None`` = the embedded SmolLM2-135M-Instruct, a transformers model id
     or local directory, or an already built ``(model, tokenizer)`` pair. ``device=None``
     picks CUDA when available, else CPU. ``progress=True`` shows a tqdm bar while
@@ -345,6 +350,11 @@ def load_model(
             CUDA, float32 on CPU.
         block_size: tokens per KV-cache block.
         progress: ``True``, a callable or ``False`` (see above).
+        engine: ``"native"`` (this package's decode loop and KV pool) or ``"vllm"``:
+            a ``backends.vllm.engine.VllmModel`` whose generator calls run as vLLM
+            requests (needs vLLM: scripts/bootstrap_vllm.sh); ``source`` is then
+            ``None`` or a model id or directory, and ``vllm_kwargs`` go to
+            ``vllm.LLM`` (``device``, ``block_size`` and ``progress`` are native only).
 
     Raises ``ModelSourceError`` (naming the fix) when the source cannot be loaded.
 
@@ -353,6 +363,17 @@ def load_model(
         model = ss.load_model()                       # the default model
         model = ss.load_model("path/to/model", device="cuda", dtype="bfloat16")
     """
+    if engine == "vllm":
+        from backends.vllm.engine import load_vllm_model
+
+        if dtype is not None:
+            vllm_kwargs["dtype"] = str(dtype).removeprefix("torch.")
+        return load_vllm_model(source, **vllm_kwargs)
+    if engine != "native" or vllm_kwargs:
+        raise ModelSourceError(
+            f"engine must be 'native' or 'vllm' (got {engine!r}); keyword arguments "
+            f"{sorted(vllm_kwargs)} are for engine='vllm' only"
+        )
     target = _pick_device(device)
     wanted = _pick_dtype(dtype, target)
     if source is None:
