@@ -53,7 +53,26 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 class TokenIndex:
-    """Token-level view of a byte automaton over a vocabulary, built on demand."""
+    """Token-level view of a byte automaton over a vocabulary, built on demand.
+
+    Made by ``fsm.compile_index`` (or ``model.index``). A state's row, the tokens it
+    allows and the state after each, is built the first time a state is visited;
+    generation reads ``bitmask``/``next_states`` per step.
+
+    Args:
+        automaton: the ``ByteAutomaton`` of the constraint.
+        vocabulary: the model's ``Vocabulary``.
+        max_states: cap on automaton states (``ConstraintTooLarge`` past it).
+        eager: build every reachable row now.
+        progress: called with ``(rows done, rows known)`` during an eager build.
+
+    Example:
+        >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", None], eos_ids=3)
+        >>> index = fsm.compile_index(fsm.Regex("ab"), vocabulary)
+        >>> start = index.initial_state
+        >>> index.allowed_tokens(start).tolist(), index.is_final(index.next_state(start, 2))
+        ([0, 2], True)
+    """
 
     def __init__(
         self,
