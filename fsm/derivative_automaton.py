@@ -15,7 +15,16 @@ import numpy as np
 from fsm.automaton import DEAD
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
-from fsm.terms import EMPTY, Alt, Cat, Repeat, Term, byte_partition, derivative, nullable
+from fsm.terms import (
+    EMPTY,
+    Alt,
+    Cat,
+    Repeat,
+    Term,
+    derivative,
+    nullable,
+    representatives,
+)
 
 
 class DerivativeAutomaton:
@@ -45,14 +54,14 @@ class DerivativeAutomaton:
 
     def expand(self, state: int) -> tuple[np.ndarray, bool]:
         term = self._terms[state]
-        labels = byte_partition(term)
-        successors = np.full(256, DEAD, dtype=np.int32)
-        for label in np.unique(labels):
-            members = np.flatnonzero(labels == label)
-            target = derivative(term, int(members[0]))
-            if self.is_live(target):
-                successors[members] = self._intern(target)
-        return successors, nullable(term)
+        members = representatives(term)
+        of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
+        for byte, representative in enumerate(members):
+            if byte == representative:
+                target = derivative(term, byte)
+                if self.is_live(target):
+                    of_class[byte] = self._intern(target)
+        return of_class[np.frombuffer(members, np.uint8)], nullable(term)
 
     def _intern(self, term: Term) -> int:
         state = self._ids.get(term)
@@ -104,10 +113,10 @@ class DerivativeAutomaton:
             term = queue.popleft()
             if self._live.get(term) or nullable(term):
                 return True
-            labels = byte_partition(term)
-            for label in np.unique(labels):
-                member = int(np.flatnonzero(labels == label)[0])
-                target = derivative(term, member)
+            for byte, representative in enumerate(representatives(term)):
+                if byte != representative:
+                    continue
+                target = derivative(term, byte)
                 if target is EMPTY or target in seen or self._live.get(target) is False:
                     continue
                 seen.add(target)

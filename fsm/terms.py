@@ -35,6 +35,7 @@ from typing import Protocol
 import numpy as np
 
 from fsm.errors import InvalidSpec
+from fsm.partition import first_members, refine
 
 ALL_BYTES = (1 << 256) - 1
 
@@ -42,12 +43,20 @@ ALL_BYTES = (1 << 256) - 1
 class Term:
     """Base of all terms; caches hash, nullability, byte partition and derivatives."""
 
-    __slots__ = ("_hash", "_nullable", "_partition", "_derivatives", "needs_liveness_check")
+    __slots__ = (
+        "_hash",
+        "_nullable",
+        "_partition",
+        "_representatives",
+        "_derivatives",
+        "needs_liveness_check",
+    )
 
     def __init__(self, hash_value: int, needs_liveness_check: bool) -> None:
         self._hash = hash_value
         self._nullable: bool | None = None
         self._partition: np.ndarray | None = None
+        self._representatives: bytes | None = None
         self._derivatives: dict[int, Term] = {}
         # Set when emptiness cannot be read off the syntax (intersection, complement).
         self.needs_liveness_check = needs_liveness_check
@@ -110,14 +119,23 @@ class Bytes(Term):
 
 
 class Cat(Term):
-    __slots__ = ("items",)
+    __slots__ = ("items", "_rest")
 
     def __init__(self, items: tuple[Term, ...]) -> None:
         super().__init__(hash(("cat", items)), any(t.needs_liveness_check for t in items))
         self.items = items
+        self._rest: Term | None = None
 
     def _key(self) -> tuple:
         return self.items
+
+    def rest(self) -> Term:
+        """The concatenation of every item but the first, built once: its derivatives
+        are memoised on it, so every derivative of this term reuses them."""
+        rest = self._rest
+        if rest is None:
+            rest = self._rest = cat(*self.items[1:])
+        return rest
 
     def __repr__(self) -> str:
         return "(" + " ".join(map(repr, self.items)) + ")"
@@ -334,22 +352,11 @@ def alt(*terms: Term) -> Term:
 
 def intersect(*terms: Term) -> Term:
     """Intersection, normalised; single-byte sets intersected directly."""
-    members: set[Term] = set()
-    mask = ALL_BYTES
-    has_mask = False
-    for term in terms:
-        parts = term.items if isinstance(term, And) else (term,)
-        for part in parts:
-            if part is EMPTY:
-                return EMPTY
-            if isinstance(part, Not) and part.item is EMPTY:
-                continue  # everything
-            if isinstance(part, Bytes):
-                mask &= part.mask
-                has_mask = True
-            else:
-                members.add(part)
-    if has_mask:
+    collected = _conjuncts(terms)
+    if collected is None:
+        return EMPTY
+    members, mask = collected
+    if mask is not None:
         if not mask:
             return EMPTY
         if not members:
@@ -366,6 +373,22 @@ def intersect(*terms: Term) -> Term:
     if EPS in members:
         return EPS if all(nullable(m) for m in members) else EMPTY
     return And(frozenset(members))
+
+
+def _conjuncts(terms: Iterable[Term]) -> tuple[set[Term], int | None] | None:
+    """The flattened conjuncts other than single-byte sets, and those sets' common
+    mask (None if there were none); None when one conjunct is ``EMPTY``."""
+    members: set[Term] = set()
+    mask: int | None = None
+    for term in terms:
+        for part in term.items if isinstance(term, And) else (term,):
+            if part is EMPTY:
+                return None
+            if isinstance(part, Bytes):
+                mask = part.mask if mask is None else mask & part.mask
+            elif not (isinstance(part, Not) and part.item is EMPTY):  # Not(EMPTY): all
+                members.add(part)
+    return members, mask
 
 
 def complement(term: Term) -> Term:
@@ -450,11 +473,28 @@ def _nullable(term: Term) -> bool:
 
 
 def derivative(term: Term, byte: int) -> Term:
-    """The suffixes of ``term``'s strings that begin with ``byte``."""
+    """The suffixes of ``term``'s strings that begin with ``byte``.
+
+    Memoised per byte, and computed once per class of the term's own byte partition:
+    a parent's partition is finer than its items', so an item is asked about several
+    bytes of one of its classes, which all share one derivative."""
     cached = term._derivatives.get(byte)
     if cached is None:
-        cached = _derivative(term, byte)
+        if isinstance(term, Cat | Alt | And | Not | Repeat):
+            representative = representatives(term)[byte]
+            if representative != byte:
+                cached = derivative(term, representative)
+        if cached is None:
+            cached = _derivative(term, byte)
         term._derivatives[byte] = cached
+    return cached
+
+
+def representatives(term: Term) -> bytes:
+    """For each byte, the lowest byte in its class of ``byte_partition(term)``."""
+    cached = term._representatives
+    if cached is None:
+        cached = term._representatives = first_members(byte_partition(term)).tobytes()
     return cached
 
 
@@ -464,8 +504,7 @@ def _derivative(term: Term, byte: int) -> Term:
     if isinstance(term, Bytes):
         return EPS if term.mask >> byte & 1 else EMPTY
     if isinstance(term, Cat):
-        head, rest = term.items[0], term.items[1:]
-        tail = cat(*rest)
+        head, tail = term.items[0], term.rest()
         first = cat(derivative(head, byte), tail)
         return alt(first, derivative(tail, byte)) if nullable(head) else first
     if isinstance(term, Alt):
@@ -511,16 +550,12 @@ def _mask_partition(mask: int) -> np.ndarray:
 
 def _refine(*partitions: np.ndarray) -> np.ndarray:
     """The coarsest partition finer than all of ``partitions``."""
-    parts = [p for p in partitions if p is not _TRIVIAL]
+    parts = list({id(p): p for p in partitions if p is not _TRIVIAL}.values())
     if not parts:
         return _TRIVIAL
     if len(parts) == 1:
         return parts[0]
-    combined = parts[0].astype(np.int64)
-    for part in parts[1:]:
-        combined = combined * 257 + part
-        _, combined = np.unique(combined, return_inverse=True)
-    return combined.astype(np.uint16)
+    return refine(np.stack(parts))
 
 
 def _partition(term: Term) -> np.ndarray:

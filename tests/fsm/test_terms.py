@@ -70,6 +70,35 @@ def test_partition_never_merges_bytes_with_different_derivatives(p, word):
         term = derivative(term, byte)
 
 
+class_patterns = st.sampled_from(
+    [
+        "[a-c]*d",
+        "[^b]{0,3}",
+        "([0-4][5-9])*",
+        "(a|[b-d]e)*[0-9]",
+        "[a-f]+&",
+        "(x[^y]|[xy])*",
+        ".?[3-7]",
+    ]
+)
+class_words = st.lists(st.sampled_from("abcdexy0369&"), max_size=6).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(class_patterns, class_patterns, class_words)
+def test_derivatives_by_class_keep_the_language(p, q, word):
+    """Derivatives are computed once per class of each term's own partition, and
+    parents ask their items about any byte of a class: membership must not change."""
+    a, b = regex_term(p), regex_term(q)
+    in_a, in_b = bool(re.fullmatch(p, word, re.S)), bool(re.fullmatch(q, word, re.S))
+    assert matches(a, word.encode()) == in_a
+    assert matches(intersect(a, complement(b)), word.encode()) == (in_a and not in_b)
+    assert matches(cat(a, b), word.encode()) == any(
+        re.fullmatch(p, word[:i], re.S) and re.fullmatch(q, word[i:], re.S)
+        for i in range(len(word) + 1)
+    )
+
+
 def test_bounded_repeat_counts():
     term = repeat(literal(b"ab"), 2, 3)
     assert [matches(term, b"ab" * n) for n in range(5)] == [False, False, True, True, False]
