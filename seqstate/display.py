@@ -50,12 +50,17 @@ CELL_STYLE = "text-align:left;vertical-align:top;padding:2px 6px"
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
+def shorten(text: str, width: int) -> str:
+    """`text` cut to about `width` characters: its head, "…", its tail."""
+    if len(text) <= width:
+        return text
+    head = width * 2 // 3
+    return text[:head] + "…" + text[len(text) - (width - head - 1) :]
+
+
 def preview(text: str, width: int) -> str:
-    """`text` shortened to about `width` characters (head ... tail), as a Python literal."""
-    if len(text) > width:
-        head = width * 2 // 3
-        text = text[:head] + "…" + text[len(text) - (width - head - 1) :]
-    return repr(text)
+    """`text` shortened to about `width` characters, as a Python literal."""
+    return repr(shorten(text, width))
 
 
 def row_label(shape: Shape, b: int, k: int) -> str:
@@ -185,16 +190,22 @@ def _source(origin: Origin) -> Hashable:
 
 
 def describe(generator: object) -> str:
-    """A short description of a generator: its kind and constraint (pattern, options)."""
-    kind = getattr(generator, "kind", None) or type(generator).__name__
+    """A short description of a generator: its kind and what constrains it (``regex
+    /[0-9]+/``, ``choice cat | dog``, ``json Person``, ``free text``)."""
+    kind = str(getattr(generator, "kind", None) or type(generator).__name__)
     constraint = getattr(generator, "constraint", None)
     if constraint is None:
-        return "free text" if kind == "gen" else str(kind)
-    detail = getattr(constraint, "pattern", None) or getattr(constraint, "options", None)
-    if detail is None:
-        schema = getattr(constraint, "schema", None)
-        detail = schema.get("title") if isinstance(schema, dict) else None
-    return f"{kind} {preview(str(detail), 40)}" if detail else str(kind)
+        return "free text" if kind == "gen" else kind
+    pattern = getattr(constraint, "pattern", None)
+    options = getattr(constraint, "options", None)
+    schema = getattr(constraint, "schema", None)
+    if isinstance(pattern, str):
+        detail = f"/{pattern}/"
+    elif options:
+        detail = " | ".join(options)
+    else:
+        detail = str(schema.get("title", "")) if isinstance(schema, dict) else ""
+    return f"{kind} {shorten(detail, 40)}".strip()
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from seqstate import SequenceState, batch
-from seqstate.display import shared_prefix
+from seqstate.display import describe, shared_prefix
 from tests.seqstate.conftest import ScriptedGenerator
 
 
@@ -206,3 +206,19 @@ def test_a_wide_fork_of_a_long_state_displays_quickly(engine):
     html, text = s._repr_html_(), repr(s)
     assert time.perf_counter() - started < 5  # O(segments) per row, not O(tokens)
     assert "… 284 more rows" in html and "… 292 more rows" in text
+
+
+def test_legend_describes_the_builtin_generators():
+    from pydantic import BaseModel
+
+    import seqstate as ss
+
+    class Pet(BaseModel):
+        kind: str
+
+    assert describe(ss.regex(r"[0-9]+")) == "regex /[0-9]+/"
+    assert describe(ss.choice(["cat", "dog"])) == "choice cat | dog"
+    assert describe(ss.json(Pet)) == "json Pet"
+    assert describe(ss.json(int)) == "json"
+    assert describe(ss.gen()) == "free text"
+    assert len(describe(ss.regex("a" * 200))) < 60
