@@ -16,7 +16,11 @@ process hands out one case at a time to each engine in turn, so the engines inte
 the shared machine and a runaway compile is killed at ``--timeout``.
 
     .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--reps 3] [--timeout 30]
-        [--engines seqstate,llguidance,xgrammar,outlines-core] [--json out.json] [--write]
+        [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
+        [--json out.json] [--write]
+
+``--before TREE`` adds a second copy of ours imported from another checkout (e.g. a
+``git worktree`` of an older commit), interleaved with the rest: before/after in one run.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import sys
 import time
 from collections import Counter
 from multiprocessing.connection import Connection
@@ -153,11 +158,16 @@ CASES: dict[str, tuple[str, Any, Any]] = {
 # ------------------------------------------------------------ one step = mask + advance
 
 
+def _adapter(name: str) -> str:
+    """``seqstate@TREE`` (ours from another checkout) uses the ``seqstate`` adapter."""
+    return name.partition("@")[0]
+
+
 def _steps(name: str, engine: Any, handle: Any, tokens: list[int]) -> tuple[list[int], bool]:
     """Time mask + advance at each token (ns per step); whether every token was accepted."""
     clock = time.perf_counter_ns
     times: list[int] = []
-    if name == "seqstate":
+    if _adapter(name) == "seqstate":
         import numpy as np
 
         buffer, state = engine.buffer, handle.initial_state
@@ -196,10 +206,11 @@ def _peer_step(name: str, engine: Any, handle: Any, token: int) -> bool:
 def _walk_fresh(name: str, engine: Engine, kind: str, source: Any, tokens: list[int]) -> dict:
     """Fresh compile (first mask included), cold walk, then warm walk of one instance."""
     start = time.perf_counter_ns()
-    handle = engine.compile(kind, source, "lazy" if name == "seqstate" else "default")
+    ours = _adapter(name) == "seqstate"
+    handle = engine.compile(kind, source, "lazy" if ours else "default")
     compiled = time.perf_counter_ns() - start
     cold, accepted = _steps(name, engine, handle, tokens)
-    if name != "seqstate":
+    if not ours:
         engine.reset(handle)
     warm, _ = _steps(name, engine, handle, tokens)
     return {"compile": compiled, "cold": cold, "warm": warm, "accepted": accepted}
@@ -207,8 +218,11 @@ def _walk_fresh(name: str, engine: Engine, kind: str, source: Any, tokens: list[
 
 def _serve(name: str, conn: Connection) -> None:
     """Worker loop: set the engine up, warm it up, then walk fresh compiles on request."""
+    tree = name.partition("@")[2]
+    if tree:
+        sys.path.insert(0, tree)  # before anything imports fsm
     tokenizer = _tokenizer()
-    engine = ADAPTERS[name](tokenizer)
+    engine = ADAPTERS[_adapter(name)](tokenizer)
     for kind, (source, value) in (("regex", WARMUP_REGEX), ("json", WARMUP_SCHEMA)):
         _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind))
     conn.send({"version": engine.version})
@@ -301,9 +315,13 @@ HEADERS = [
 ]
 
 
+def _label(name: str) -> str:
+    return "seqstate before" if "@" in name else name
+
+
 def _row(name: str, record: dict, totals: str) -> list[object]:
     return [
-        name,
+        _label(name),
         totals,
         fmt(percentile(record["cold"], 50) / 1e3, 1),
         fmt(percentile(record["cold"], 99) / 1e3, 1),
@@ -337,7 +355,7 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
         rows["MaskBench sample (p50 of instances)"] = sample
     for case, records in rows.items():
         ours = records.get("seqstate")
-        peers = {n: r for n, r in records.items() if n != "seqstate" and r["totals"]}
+        peers = {n: r for n, r in records.items() if _adapter(n) != "seqstate" and r["totals"]}
         if not ours or not ours["totals"] or not peers:
             continue
         best = min(peers, key=lambda n: median(peers[n]["totals"]))
@@ -349,12 +367,19 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
         if "llguidance" in peers:
             p99 = percentile(ours["cold"], 99) / percentile(peers["llguidance"]["cold"], 99)
             line += f"; cold p99 / llguidance's: {p99:.1f}x"
+        before = next((r for n, r in records.items() if "@" in n and r["totals"]), None)
+        if before:
+            line += f"; before / after: {median(before['totals']) / median(ours['totals']):.1f}x"
         lines.append(line)
     return lines
 
 
 def report(args: argparse.Namespace, workers: dict, cases: dict, sample: dict | None) -> str:
-    versions = ", ".join(w.info.get("version", name) for name, w in workers.items())
+    versions = ", ".join(
+        f"{w.info.get('version', name)}"
+        + (f" (before: {name.partition('@')[2]})" if "@" in name else "")
+        for name, w in workers.items()
+    )
     parts = [
         run_header(command_line()),
         f"Engines: {versions}. Compile = spec to the first mask in hand; cold walk = at each "
@@ -378,6 +403,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=3, help="fresh compiles per fixed case")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--before", help="also run ours from this other checkout")
     parser.add_argument("--json", help="also dump the raw results to this file")
     parser.add_argument("--write", action="store_true", help="write to docs/benchmarks.md")
     return parser.parse_args()
@@ -386,7 +412,10 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     workers: dict[str, Worker] = {}
-    for name in (n.strip() for n in args.engines.split(",") if n.strip()):
+    names = [n.strip() for n in args.engines.split(",") if n.strip()]
+    if args.before:
+        names.insert(0, f"seqstate@{args.before}")
+    for name in names:
         if name in MODULES and not have(MODULES[name]):
             print(f"note: {name} is not installed (pip install -e '.[peers]'); skipped")
             continue
