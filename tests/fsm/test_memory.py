@@ -11,7 +11,10 @@ import fsm
 BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
 SCHEMA = {
     "type": "object",
-    "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"enum": ["a", "b"]}}},
+    "properties": {
+        "name": {"type": "string"},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+    },
     "required": ["name"],
 }
 
