@@ -37,4 +37,3 @@ def test_tutorial_runs_top_to_bottom(monkeypatch):
     assert not [out for out in outputs if out.output_type == "error"]
     html = [out.data["text/html"] for out in outputs if "text/html" in out.get("data", {})]
     assert any('class="seqstate"' in page for page in html), "states display as HTML"
-
