@@ -46,6 +46,8 @@ STYLE = (
     ".seqstate .ss-pending{text-decoration:underline dotted}"
     "</style>"
 )
+MIN_SHARED_CHARS = 16
+"""A shared prefix shorter than this is shown in each row rather than on its own."""
 CELL_STYLE = "text-align:left;vertical-align:top;padding:2px 6px"
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -163,7 +165,7 @@ def state_repr(
     captures = f", captures={names}" if names else ""
     lines = [f"SequenceState(shape={shape}, engine={engine_name}{captures})"]
     prefix = shared_prefix(rows)
-    start = prefix.chars
+    start = prefix.chars if prefix.chars >= MIN_SHARED_CHARS else 0
     if start:
         lines.append(f"  shared: {preview(rows[0].text[:start], width)} · {prefix.tokens} tok")
     for label, index in shown:
@@ -376,6 +378,7 @@ def state_html(
     legend = _Legend()
     shown = _shown(shape, len(rows), max_rows)
     start = shared_prefix(rows).chars
+    start = start if start >= MIN_SHARED_CHARS else 0
     body = []
     if len(rows) == 1:
         body.append(_text_html(rows[0], 0, rows[0].n_chars, max_chars, legend))

@@ -222,3 +222,10 @@ def test_legend_describes_the_builtin_generators():
     assert describe(ss.json(int)) == "json"
     assert describe(ss.gen()) == "free text"
     assert len(describe(ss.regex("a" * 200))) < 60
+
+
+def test_a_short_common_start_stays_in_each_row(engine):
+    s = SequenceState.from_text(engine, ["The cat says", "The dog says"])
+    assert shared_prefix(s.rows).chars == 3
+    assert "shared" not in repr(s) and "shared by all" not in s._repr_html_()
+    assert "'The cat says'" in repr(s)
