@@ -30,7 +30,7 @@ from transformers import LogitsProcessor
 
 import fsm
 from backends.masks import DeviceMasks
-from backends.processor_masks import mask_to_constraints
+from backends.processor_masks import mask_rows
 from backends.request_specs import Spec, spec_from_args
 
 
@@ -105,7 +105,8 @@ class ConstraintLogitsProcessor(LogitsProcessor):
             self._masks = DeviceMasks(scores.device)
         rows = [states[tuple(row)] for row in generated]
         indexes, row_states = [i for i, _ in rows], [s for _, s in rows]
-        return mask_to_constraints(scores, indexes, row_states, self._masks, self.end_token)
+        positions = list(range(len(rows)))
+        return mask_rows(scores, positions, indexes, row_states, self._masks, self.end_token)
 
     def _continues(self, input_ids: torch.Tensor) -> bool:
         """Whether ``input_ids`` is the previous call's batch one token longer."""

@@ -11,10 +11,12 @@ added and moved rows (in that order, as ``BatchUpdate`` prescribes) to a map fro
 row to ``RowConstraint``; each one holds a reference to its request's output token list,
 which vLLM grows in place, and reads the tokens it has not seen yet through the index
 (a ``-1`` placeholder of async scheduling is read later, in ``apply``). ``apply`` masks
-the constrained rows only: their packed bitmask rows are gathered on the logits' device
-(``backends.masks.DeviceMasks`` keeps each index's table there and uploads only new
-rows) and unpacked, and the masked rows are written back with one ``index_copy_``;
-ids past the tokenizer (a padded logits width) are masked too. End ids are allowed
+the constrained rows only, in place, with a few batched operations on the logits'
+device (``backends.processor_masks``: on an accelerator the packed bitmask rows are
+gathered there, ``DeviceMasks`` keeping each index's table on the device and uploading
+only new rows, then unpacked and written back once; on the CPU the same is done in
+numpy through the tensor's memory); ids past the tokenizer (a padded logits width) are
+masked too. End ids are allowed
 exactly in final states, where the end token also takes the probability of the tokens
 the constraint refuses, as in seqstate's own engine (``backends.processor_masks``).
 
@@ -45,7 +47,7 @@ from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDi
 
 import fsm
 from backends.masks import DeviceMasks
-from backends.processor_masks import mask_to_constraints
+from backends.processor_masks import mask_rows
 from backends.request_specs import Spec, check_spec, spec_from_args
 
 if TYPE_CHECKING:
@@ -160,15 +162,14 @@ class SeqstateLogitsProcessor(LogitsProcessor):
         for position, row in rows:
             self._catch_up(position, row)
             self._build_row(position, row)
-        positions = torch.tensor([p for p, _ in rows], device=logits.device)
-        masked = mask_to_constraints(
-            logits.index_select(0, positions),
+        return mask_rows(
+            logits,
+            [position for position, _ in rows],
             [row.index for _, row in rows],
             [row.state for _, row in rows],
             self._masks,
             self.end_token,
         )
-        return logits.index_copy_(0, positions, masked)
 
     # ---------------------------------------------------------------- batch rows
 
