@@ -26,6 +26,7 @@ from seqstate.segment import Origin, Segment
 Shape = tuple[int, int]
 
 INPUT_COLOURS = {"prompt": "#e3e8f0", "text": "#f6ecc9"}
+INPUT_NOTES = {"prompt": "the state's starting text", "text": "appended with +"}
 GENERATED_COLOURS = (
     "#b9e4b9",
     "#f5c7d1",
@@ -239,7 +240,7 @@ class _Legend:
 
     def _new(self, origin: Origin) -> _Entry:
         if origin.kind != "generated":
-            return _Entry(INPUT_COLOURS[origin.kind], origin.kind, "input")
+            return _Entry(INPUT_COLOURS[origin.kind], origin.kind, INPUT_NOTES[origin.kind])
         n_generated = sum(1 for key in self.entries if isinstance(key, tuple))
         colour = GENERATED_COLOURS[n_generated % len(GENERATED_COLOURS)]
         name = origin.capture if origin.capture is not None else "(unnamed)"
