@@ -1,7 +1,7 @@
 """A chained seqstate program on ``engine="vllm"`` vs the native engine, in one run.
 
     .venv-vllm/bin/python -m benchmarks.vllm_program [--rows 4] [--rounds 3]
-        [--tensor-parallel-size 1] [--no-write]
+        [--tensor-parallel-size 1] [--threads 1] [--no-write]
 
 The program (per row: chat prompt, a name by regex, an age by ``ss.json(int)``, a
 hobby by free text up to a newline, an address by a JSON schema, then a fork into two
@@ -81,11 +81,20 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tensor-parallel-size", type=int, default=1)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads of the native engine (vLLM's CPU worker runs on one core)",
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    import torch
+
     import seqstate as ss
 
+    torch.set_num_threads(args.threads)
     native = ss.load_model(device="cpu", dtype="float32")
     on_vllm = ss.load_model(
         engine="vllm",
@@ -134,7 +143,7 @@ def report(args: argparse.Namespace, rounds: list[dict[str, Any]], requests: int
         [
             run_header(
                 ".venv-vllm/bin/python -m benchmarks.vllm_program "
-                f"--rows {args.rows} --rounds {args.rounds}"
+                f"--rows {args.rows} --rounds {args.rounds} --threads {args.threads}"
             ),  # fmt: skip
             f"The chained program of `benchmarks/vllm_program.py` on {args.rows} prompts "
             f"({requests} vLLM requests per run: 4 calls x {args.rows} rows, then a fork "

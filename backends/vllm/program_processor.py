@@ -11,13 +11,16 @@ gives (``backends.decode``):
   constraint is ``fsm.Prefixed(prefix, spec)``; a free-text span is unconstrained once
   the prefix is written (``prepare.active_index``).
 - ``first_bans``: first tokens that would split the healed text (``prepare``).
+- ``budget``: the span's ``max_tokens``. In its last tokens, tokens after which the
+  constraint could not be completed in the tokens left are banned
+  (``backends.closing``); tokens that only rewrite the healed text cost nothing.
 - ``jump_forward``: after each sampled token, the text the constraint forces is
   written as its canonical tokens (``loop._jump_forward``): here each of them is the
   only token allowed at its step (one forward pass each, so the tokens are the native
   engine's, not its speed-up).
 
 The request dict: ``{"spec": request_specs args or None, "prefix": str, "first_bans":
-[ids], "jump_forward": bool}``.
+[ids], "budget": int, "jump_forward": bool}``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from vllm import SamplingParams
 from vllm.exceptions import VLLMValidationError
 
 import fsm
+from backends.closing import over_budget_tokens
 from backends.request_specs import check_spec, spec_from_args
 from backends.vllm.processor import RowConstraint, SeqstateLogitsProcessor
 from fsm.prefixed import Prefixed
@@ -61,6 +65,11 @@ class ProgramRow(RowConstraint):
 
     first_bans: tuple[int, ...] = ()
     free: bool = False  # free text: unconstrained once the healed prefix is written
+    budget: int | None = None  # max_tokens of the span, for the closing bans
+    prefix_bytes: int = 0  # length of the healed prefix: tokens within it are free
+    free_tokens: int = 0  # leading output tokens that only rewrote the prefix
+    sized: int = 0  # output tokens looked at for ``free_tokens``
+    size: int = 0  # bytes of those tokens
     jump_forward: bool = False
     forced: list[int] = field(default_factory=list)  # planned forced tokens, next first
     seen: int = 0  # output tokens the plan has accounted for
@@ -98,6 +107,8 @@ class ProgramLogitsProcessor(SeqstateLogitsProcessor):
             index.initial_state,
             first_bans=tuple(int(t) for t in args.get("first_bans", ())),
             free=args.get("spec") is None,
+            budget=args.get("budget"),
+            prefix_bytes=len(args.get("prefix", "").encode()),
             jump_forward=bool(args.get("jump_forward", False)),
         )
 
@@ -105,6 +116,7 @@ class ProgramLogitsProcessor(SeqstateLogitsProcessor):
         self._release_free_rows()
         logits = super().apply(logits)
         self._ban_first_tokens(logits)
+        self._ban_over_budget(logits)
         self._force_planned(logits)
         return logits
 
@@ -121,6 +133,28 @@ class ProgramLogitsProcessor(SeqstateLogitsProcessor):
             if isinstance(row, ProgramRow) and row.first_bans and not row.output:
                 logits[position, list(row.first_bans)] = float("-inf")
 
+    def _ban_over_budget(self, logits: torch.Tensor) -> None:
+        """Near the end of a span's budget, ban the tokens after which its constraint
+        could not be completed in time (``backends.closing``)."""
+        for position, row in self._rows.items():
+            if not isinstance(row, ProgramRow) or row.budget is None:
+                continue
+            spent = row.read - self._free_tokens(row)
+            over = over_budget_tokens(row.index, row.state, row.budget - spent)
+            if len(over):
+                logits[position, torch.as_tensor(over, device=logits.device)] = float("-inf")
+
+    def _free_tokens(self, row: ProgramRow) -> int:
+        """Leading output tokens whose bytes stay within the healed prefix (no budget),
+        as ``commit._only_replays`` counts them."""
+        token_bytes = self.vocabulary.token_bytes
+        while row.sized < row.read and row.free_tokens == row.sized:
+            row.size += len(token_bytes[row.output[row.sized]] or b"")
+            row.sized += 1
+            if 0 < row.size <= row.prefix_bytes:
+                row.free_tokens += 1
+        return row.free_tokens
+
     def _force_planned(self, logits: torch.Tensor) -> None:
         """Rows with a jump-forward plan may write only its next token."""
         for position, row in self._rows.items():
@@ -128,10 +162,8 @@ class ProgramLogitsProcessor(SeqstateLogitsProcessor):
                 continue
             self._follow_plan(row)
             if row.forced:
-                token = row.forced[0]
-                kept = logits[position, token].clone()
                 logits[position].fill_(float("-inf"))
-                logits[position, token] = kept
+                logits[position, row.forced[0]] = 0.0  # the only token: log-probability 0
 
     def _follow_plan(self, row: ProgramRow) -> None:
         """Account for the tokens written since the last step: a planned one is taken

@@ -95,6 +95,7 @@ def program_request(model: Any, prepared: Prepared) -> dict[str, Any]:
         "spec": None if constraint is None else spec_to_args(constraint),
         "prefix": prepared.replayed,
         "first_bans": sorted(prepared.first_bans),
+        "budget": prepared.generator.max_tokens,
         "jump_forward": bool(model.jump_forward),
     }
 

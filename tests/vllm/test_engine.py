@@ -75,6 +75,20 @@ def test_chained_program_with_fork_matches_native(on_vllm, native):
         np.testing.assert_allclose(a[known], b[known], atol=2e-3)
 
 
+def test_tight_budget_and_healed_stop_match_native(on_vllm, native):
+    """Closing bans in a budget's last tokens, and a stop string equal to the healed
+    prompt text (the native loop ignores a match there; vLLM must not stop on it)."""
+
+    def run(model):
+        s = model("Three lucky numbers as a JSON list:\n")
+        s = s + ss.json(list[int], name="numbers", max_tokens=9)
+        return s + "\n" + ss.gen(stop="\n", name="line", max_tokens=12)
+
+    ours, theirs = run(on_vllm), run(native)
+    assert spans(ours) == spans(theirs)
+    assert ours.texts == theirs.texts
+
+
 def test_truncated_capture_as_on_native(on_vllm):
     s = on_vllm("Numbers: ") + ss.regex(r"[0-9]{8}", name="n", max_tokens=2)
     assert s.rows[0].finish_reason == "length"
