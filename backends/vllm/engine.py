@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from vllm import LLM
@@ -144,18 +144,22 @@ class VllmModel:
         """One token per row from logits computed by the caller, as on the native engine."""
         from backends.decode.step import step
 
-        with self.lock:
-            return step(self, state, logits, generator, rng=rng)
+        with self.lock:  # step reads vocabulary, masks, device, end_token, index: no runner
+            return step(cast(Any, self), state, logits, generator, rng=rng)
 
     def stream(self, state: SequenceState, *parts: Any) -> PartStream:
         """Append ``parts`` as ``+`` would, yielding each row's new text once per part
         (vLLM runs a span whole here); ``.state`` is the result once exhausted."""
         return PartStream(state, parts)
 
-    def index(self, spec: Any) -> fsm.TokenIndex:
+    def index(self, spec: Any, *, eager: bool = False) -> fsm.TokenIndex:
         """The token index of a constraint spec, compiled once per model (the engine
-        replays vLLM's tokens through it to record constraint states)."""
-        return fsm.compile_index(spec, self.vocabulary, cache=self.indexes)
+        replays vLLM's tokens through it to record constraint states); ``eager``
+        builds every reachable row now."""
+        index = fsm.compile_index(spec, self.vocabulary, cache=self.indexes)
+        if eager:
+            index.build_all()
+        return index
 
     def generation_stats(self) -> dict[str, float]:
         """Tokens generated (forced tokens are not told apart: vLLM runs each one)."""
@@ -203,10 +207,10 @@ class PartStream(Iterator[list[list[str]]]):
         return chunks
 
 
-def load_vllm_model(source: str | None = None, **vllm_kwargs: Any) -> VllmModel:
+def load_vllm_model(source: object = None, **vllm_kwargs: Any) -> VllmModel:
     """A ``VllmModel`` on ``source`` (a model id or directory vLLM can load; ``None``: the
     embedded default model's transformers directory, in float32 as the native engine
-    runs it on CPU). ``vllm_kwargs`` go to ``vllm.LLM`` over ``DEFAULTS``; the program
+    runs it on CPU; anything else is a ``ModelSourceError``). ``vllm_kwargs`` go to ``vllm.LLM`` over ``DEFAULTS``; the program
     processor (``PROCESSOR``) is added to ``logits_processors``."""
     if source is not None and not isinstance(source, str):
         raise ModelSourceError(

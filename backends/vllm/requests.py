@@ -20,7 +20,7 @@ from vllm.inputs import TokensPrompt
 
 from backends.decode.commit import Rules, commit, forced_end, start
 from backends.decode.hypothesis import Hypothesis
-from backends.decode.prepare import Prepared, prepare_row
+from backends.decode.prepare import Prepared, active_index, prepare_row
 from backends.decode.result import span_row
 from backends.request_specs import spec_to_args
 from backends.vllm.program_processor import PROGRAM_KEY
@@ -90,12 +90,13 @@ def sampling_params(model: Any, prepared: Prepared, generator: Any, row: int) ->
 
 def program_request(model: Any, prepared: Prepared) -> dict[str, Any]:
     """The ``seqstate_program`` dict (``backends.vllm.program_processor``)."""
-    constraint = prepared.generator.constraint
+    generator: Any = prepared.generator
+    constraint = generator.constraint
     return {
         "spec": None if constraint is None else spec_to_args(constraint),
         "prefix": prepared.replayed,
         "first_bans": sorted(prepared.first_bans),
-        "budget": prepared.generator.max_tokens,
+        "budget": generator.max_tokens,
         "jump_forward": bool(model.jump_forward),
     }
 
@@ -128,10 +129,10 @@ def replay(prepared: Prepared, rules: Rules, output: Any, eos: np.ndarray) -> Hy
     hyp = forced_end(hyp, prepared, eos)
     if hyp.finish_reason is not None:
         return hyp
-    # vLLM ended for a reason of its own (the model's context length): cut, as "length".
-    index = prepared.index
-    complete = index is not None and prepared.generator.constraint is not None
-    return hyp.finished("length", complete and index.is_final(hyp.state))
+    # vLLM ended for a reason of its own (the model's context length): cut, as "length"
+    # (complete when the constraint is in a final state, as ``commit`` decides).
+    index, state = active_index(prepared, hyp.state), hyp.state
+    return hyp.finished("length", index is not None and state is not None and index.is_final(state))
 
 
 def _logprobs(output: Any) -> list[float]:
