@@ -67,12 +67,12 @@ def test_chained_program_with_fork_matches_native(on_vllm, native):
         assert ours.capture(name) == theirs.capture(name)
     assert isinstance(ours.rows[0].capture("age"), int)
     # vLLM's log-probabilities (after the constraint) are the native loop's, up to fp32
-    # kernel differences; forced and healed tokens are exactly 0.
+    # kernel differences (2.3e-5 at most in benchmarks/vllm_program.py).
     for mine, native_row in zip(ours.rows, theirs.rows):
         a, b = mine.token_logprobs, native_row.token_logprobs
         known = ~np.isnan(b)
         assert np.array_equal(known, ~np.isnan(a))
-        np.testing.assert_allclose(a[known], b[known], atol=2e-3)
+        np.testing.assert_allclose(a[known], b[known], atol=1e-4)
 
 
 def test_tight_budget_and_healed_stop_match_native(on_vllm, native):
