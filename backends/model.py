@@ -21,7 +21,7 @@ import torch
 
 import fsm
 from backends import generation
-from backends.loading import ModelSourceError, load_default_hf, load_hf
+from backends.loading import ModelSourceError, gc_paused, load_default_hf, load_hf
 from backends.masks import DeviceMasks
 from backends.progress import Progress, ProgressSetting
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
@@ -323,6 +323,7 @@ def _pick_dtype(dtype: torch.dtype | str | None, device: torch.device) -> torch.
     return dtype
 
 
+@gc_paused()
 def load_model(
     source: str | tuple[Any, Any] | None = None,
     *,
