@@ -365,8 +365,13 @@ def load_model(
         model = ss.load_model("path/to/model", device="cuda", dtype="bfloat16")
     """
     if engine == "vllm":
-        from backends.vllm.engine import load_vllm_model
-
+        try:
+            from backends.vllm.engine import load_vllm_model
+        except ImportError as error:
+            raise ModelSourceError(
+                f"engine='vllm' needs vLLM ({error}): pip install 'seqstate[vllm]' (its CPU "
+                "build) or pip install vllm (GPUs); from a checkout, scripts/bootstrap_vllm.sh"
+            ) from error
         if dtype is not None:
             vllm_kwargs["dtype"] = str(dtype).removeprefix("torch.")
         return load_vllm_model(source, **vllm_kwargs)
