@@ -35,7 +35,9 @@ def check_supported(generator: Any) -> None:
     """Refuse, before any request is sent, what the vLLM engine cannot run."""
     if isinstance(generator.sampler, Beam):
         raise UnsupportedOnEngine(
-            "beam search (ss.beam)", ENGINE, "use the native engine (ss.load_model())"
+            "beam search (ss.beam)",
+            ENGINE,
+            "vLLM's beam search takes no per-request constraint; use the native engine",
         )
     if generator.hooks:
         raise UnsupportedOnEngine(
