@@ -141,3 +141,14 @@ def test_step_on_caller_logits_matches_native(on_vllm, native):
     theirs = ss.step(native("Count:"), logits.astype(np.float32), generator)
     assert ours.rows[0].token_ids.tolist() == theirs.rows[0].token_ids.tolist()
     assert ours.texts == theirs.texts
+
+
+def test_ask_and_stream_as_on_native(on_vllm, native):
+    question = ("Cat or dog?", ss.choice(["cat", "dog"]))
+    assert on_vllm.ask(*question) == native.ask(*question)
+    parts = ("Colour:", ss.regex(r" [a-z]+", max_tokens=4), ".")
+    stream = on_vllm.stream(on_vllm("My favourite"), *parts)
+    chunks = list(stream)
+    assert len(chunks) == len(parts)  # one chunk list per part on this engine
+    assert stream.state.texts == (native("My favourite") + "Colour:" + parts[1] + ".").texts
+    assert "".join(c[0][0] for c in chunks) == stream.state.texts[0][0][len("My favourite") :]
