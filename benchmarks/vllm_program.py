@@ -15,7 +15,13 @@ compiled, vLLM's kernels warm). Figures per round, medians over the rounds:
   tokens not found in its prefix cache plus generated tokens;
 - vLLM's prefix-cache hit rate over the program's requests (its cache is reset before
   each round, so only reuse within the program counts);
-- whether both engines wrote the same text.
+- whether both engines wrote the same tokens, and the largest difference of their
+  per-token log-probabilities.
+
+The native engine's pool keeps freed blocks findable by prefix hash, which would serve
+a round from the blocks of the round before: that is turned off while measuring, so on
+both sides only reuse within the program counts (states holding their blocks on the
+native side, the prefix cache within the program on vLLM's).
 
 Results go to docs/benchmarks.md (section "seqstate programs on vLLM") unless
 ``--no-write``.
@@ -27,6 +33,8 @@ import argparse
 import os
 import time
 from typing import Any
+
+import numpy as np
 
 from benchmarks._common import fmt, markdown_table, median, run_header, write_section
 
@@ -76,6 +84,16 @@ def timed_vllm(model: Any, rows: int) -> tuple[float, int, float, Any]:
     return elapsed, computed, cached / prompt if prompt else 0.0, state
 
 
+def max_logprob_difference(native: Any, on_vllm: Any) -> float:
+    """The largest |difference| of the per-token log-probabilities both engines know."""
+    worst = 0.0
+    for a, b in zip(native.rows, on_vllm.rows):
+        known = ~np.isnan(a.token_logprobs) & ~np.isnan(b.token_logprobs)
+        if known.any():
+            worst = max(worst, float(np.abs(a.token_logprobs - b.token_logprobs)[known].max()))
+    return worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=4)
@@ -105,6 +123,7 @@ def main() -> None:
     )
     requests_per_round = 4 * args.rows + 2 * args.rows  # 4 calls, then the fork's call
     timed_native(native, args.rows)  # warm-up: indexes compiled, caches filled
+    native.runner.pool.prefix_cache = False  # only reuse within the program counts
     timed_vllm(on_vllm, args.rows)
     rounds: list[dict[str, Any]] = []
     for _ in range(args.rounds):
@@ -117,7 +136,11 @@ def main() -> None:
                 "native_tokens": n_tokens,
                 "vllm_tokens": v_tokens,
                 "rate": v_rate,
-                "same": n_state.texts == v_state.texts,
+                "same": all(
+                    np.array_equal(a.token_ids, b.token_ids)
+                    for a, b in zip(n_state.rows, v_state.rows)
+                ),
+                "logprob_diff": max_logprob_difference(n_state, v_state),
             }
         )
         print(rounds[-1], flush=True)
@@ -139,6 +162,7 @@ def report(args: argparse.Namespace, rounds: list[dict[str, Any]], requests: int
         ],
     )  # fmt: skip
     same = all(r["same"] for r in rounds)
+    diff = max(r["logprob_diff"] for r in rounds)
     body = "\n\n".join(
         [
             run_header(
@@ -151,7 +175,10 @@ def report(args: argparse.Namespace, rounds: list[dict[str, Any]], requests: int
             f"medians of {args.rounds} alternating rounds after a warm-up round each; "
             "vLLM's prefix cache is reset before each of its rounds.",
             table,
-            f"Same text on both engines in every round: {'yes' if same else 'no'}.",
+            f"Same tokens on both engines in every round: {'yes' if same else 'no'}; "
+            f"largest log-probability difference {diff:.1e}. Per round (native s, vLLM s): "
+            + ", ".join(f"({r['native']:.2f}, {r['vllm']:.2f})" for r in rounds)
+            + ".",
         ]
     )
     print(body)
