@@ -183,11 +183,11 @@ def conformance(stride: int, tokenizer: Any) -> dict[str, Any]:
                 case = json.loads(line)
                 processor = SeqstateLogitsProcessor.over(vocabulary, tokenizer.eos_token_id)
                 verdict = _check_case(case, processor, tokenizer)
+                cause = verdict.pop("refused", None)
+                if cause is not None:
+                    refused[cause] += 1
                 tally.update(verdict)
-                if "refused" in verdict:
-                    refused[verdict["refused"]] += 1
-    tally_plain = {k: v for k, v in tally.items() if isinstance(v, int)}
-    return {**tally_plain, "refused_by": dict(refused), "seconds": time.perf_counter() - start}
+    return {**tally, "refused_by": dict(refused), "seconds": time.perf_counter() - start}
 
 
 def _check_case(case: dict, processor: Any, tokenizer: Any) -> dict[str, Any]:
