@@ -9,6 +9,12 @@ sensitive to other work on a shared machine); the wall time of the whole process
 reported too. Medians over the rounds, the ratio of the medians, and the median of the
 per-round ratios (the target is at most 1.1).
 
+Both contenders run once untimed first, and the children may write bytecode caches
+(``PYTHONDONTWRITEBYTECODE`` is removed from their environment): an installed package
+has its ``.pyc`` files, as transformers' in site-packages do, whereas without them every
+fresh process compiles seqstate's ~90 modules again (about 0.2 s of CPU).
+``--no-bytecode-cache`` keeps the variable, to measure that case.
+
 ``--first`` also times a first load into an empty temporary cache (the GGUF conversion).
 
     .venv/bin/python benchmarks/load_time.py [--runs 7] [--first] [--no-write]
@@ -42,6 +48,14 @@ TRANSFORMERS_LOAD = (
 Timing = tuple[float, float, float]  # (load wall s, load CPU s, process wall s)
 
 
+def child_env(bytecode_cache: bool) -> dict[str, str]:
+    """The environment of the timed processes (see the module doc)."""
+    env = dict(os.environ)
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def run_child(code: str, env: dict[str, str] | None = None) -> Timing:
     """The seconds the child measured (wall, CPU) and the wall seconds of its process."""
     started = time.perf_counter()
@@ -71,6 +85,16 @@ def cached_folder() -> str:
     return str(folder)
 
 
+def second_load(env: dict[str, str]) -> float:
+    """Seconds of a second ``load_model()`` in one process (imports already done)."""
+    code = (
+        SEQSTATE_LOAD
+        + "\nstarted, cpu = time.perf_counter(), time.process_time()\n"
+        + SEQSTATE_LOAD
+    )
+    return run_child(code, env)[0]
+
+
 def first_load() -> float:
     """Seconds of a first ``load_model()`` into an empty temporary cache."""
     with tempfile.TemporaryDirectory() as cache:
@@ -78,7 +102,7 @@ def first_load() -> float:
         return run_child(SEQSTATE_LOAD, env)[0]
 
 
-def report(times: dict[str, list[Timing]], runs: int) -> str:
+def report(times: dict[str, list[Timing]], runs: int, bytecode: str) -> str:
     """The markdown section: medians per contender and the ratios."""
     ours, theirs = list(times)
     rows = []
@@ -93,9 +117,10 @@ def report(times: dict[str, list[Timing]], runs: int) -> str:
         [
             run_header(command_line()),
             "",
-            f"Medians of {runs} rounds, each round one fresh process per contender in "
-            'alternating order; "load" runs from before the first import to the loaded '
-            'model, "process" is the whole process (interpreter start included).',
+            f"Medians of {runs} rounds after one untimed run each, each round one fresh "
+            'process per contender in alternating order; "load" runs from before the first '
+            'import to the loaded model, "process" is the whole process (interpreter start '
+            f"included); bytecode caches {bytecode}.",
             "",
             markdown_table(headers, rows),
             "",
@@ -110,6 +135,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="rounds (one process each)")
     parser.add_argument("--first", action="store_true", help="also time a first load")
+    parser.add_argument(
+        "--no-bytecode-cache", action="store_true", help="keep PYTHONDONTWRITEBYTECODE"
+    )
     parser.add_argument("--no-write", action="store_true", help="print, leave docs alone")
     args = parser.parse_args()
 
@@ -119,20 +147,28 @@ def main() -> None:
             folder=cached_folder()
         ),
     }
+    env = child_env(not args.no_bytecode_cache)
+    for code in contenders.values():  # untimed: bytecode and page caches as in later runs
+        run_child(code, env)
     times: dict[str, list[Timing]] = {name: [] for name in contenders}
     for round_ in range(args.runs):
         order = list(contenders) if round_ % 2 == 0 else list(contenders)[::-1]
         for name in order:
-            times[name].append(run_child(contenders[name]))
+            times[name].append(run_child(contenders[name], env))
         shown = ", ".join(f"{name.split()[0]} {times[name][-1][0]:.2f}s" for name in times)
         print(f"round {round_ + 1}/{args.runs}: {shown}", flush=True)
 
-    body = report(times, args.runs)
+    bytecode = "off (PYTHONDONTWRITEBYTECODE=1)" if args.no_bytecode_cache else "on"
+    body = report(times, args.runs, bytecode)
+    body += (
+        f"\n\nA second `ss.load_model()` in the same process (torch and transformers "
+        f"already imported): {second_load(env):.2f} s."
+    )
     if args.first:
         body += f"\n\nFirst load into an empty cache (GGUF conversion): {first_load():.1f} s."
     print(body)
     if not args.no_write:
-        write_section(SECTION, body)
+        write_section(SECTION + (" (no bytecode caches)" if args.no_bytecode_cache else ""), body)
 
 
 if __name__ == "__main__":
