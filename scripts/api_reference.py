@@ -207,16 +207,38 @@ def _fenced(code: list[str]) -> list[str]:
     return ["```python", *code, "```"]
 
 
+def anchor(name: str) -> str:
+    """GitHub's anchor of a ``### `name``` heading: lower case, word characters and
+    hyphens kept."""
+    return re.sub(r"[^\w\- ]", "", name.lower()).replace(" ", "-")
+
+
+def contents(names: list[tuple[str, str, Any]]) -> str:
+    """One line of links per group."""
+    seen: dict[str, int] = {}
+    links: dict[str, list[str]] = {}
+    for section, name, _ in names:  # headings come in this order
+        base = anchor(name)
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        target = f"{base}-{count}" if count else base  # GitHub numbers repeated anchors
+        links.setdefault(section, []).append(f"[`{name}`](#{target})")
+    lines = ["Contents:", ""]
+    lines += [f"- **{group}**: " + " · ".join(items) for group, items in links.items()]
+    return "\n".join(lines) + "\n"
+
+
 def render() -> str:
     """The whole page."""
-    parts = [INTRO]
+    names = list(public_names())
+    parts = [INTRO, contents(names)]
     titles = {
         "seqstate": "## `seqstate` (`import seqstate as ss`)",
         "Model": "## `ss.Model` methods",
         "fsm": "## `fsm` (constraint compiler)",
     }
     group = None
-    for section, name, obj in public_names():
+    for section, name, obj in names:
         if section != group:
             group = section
             parts.append(titles[section] + "\n")
