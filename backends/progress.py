@@ -7,18 +7,28 @@ bar) or a callable that receives ``(done, total)`` after every update and
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
 ProgressSetting = bool | Callable[[int, int], None]
 
 
-def stage_bar(description: str, total: int) -> Any:
-    """A tqdm bar (``tqdm.auto``: text in a terminal, a widget in Jupyter) counting the
-    stages of one long piece of work, with the stage under way and the time elapsed."""
-    from tqdm.auto import tqdm
+def bar_class() -> Any:
+    """tqdm's bar: ``tqdm.auto`` (a widget in Jupyter, text in a terminal) when
+    ipywidgets is installed, else the text bar, which also prints in a notebook cell,
+    without the "IProgress not found" warning ``tqdm.auto`` gives there."""
+    if importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm.std import tqdm
+    return tqdm
 
-    return tqdm(
+
+def stage_bar(description: str, total: int) -> Any:
+    """A tqdm bar (see ``bar_class``) counting the stages of one long piece of work,
+    with the stage under way and the time elapsed."""
+    return bar_class()(
         total=total,
         desc=description,
         bar_format="{desc} |{bar}| {n_fmt}/{total_fmt}{postfix} [{elapsed}]",
@@ -32,9 +42,7 @@ class Progress:
         self.setting, self.total = setting, total
         self._bar: Any = None
         if setting is True:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=total, unit=unit, leave=False)
+            self._bar = bar_class()(total=total, unit=unit, leave=False)
 
     def update(self, done: int, total: int | None = None) -> None:
         if total is not None:
