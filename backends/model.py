@@ -14,7 +14,6 @@ result it would get alone (docs/design.md, "Threads").
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -24,6 +23,7 @@ from backends import generation
 from backends.loading import ModelSourceError, gc_paused, load_default_hf, load_hf
 from backends.masks import DeviceMasks
 from backends.progress import Progress, ProgressSetting
+from backends.prompts import PromptStates
 from backends.runner import SUPPORTED_ATTENTION, ModelRunner
 from backends.short_path import Prompt, ask_value
 from backends.streaming import Stream
@@ -36,10 +36,9 @@ from seqstate.state import SequenceState
 if TYPE_CHECKING:
     from backends.vllm.engine import VllmModel
 
-Message = Mapping[str, str]
 
 
-class Model:
+class Model(PromptStates):
     """A transformers causal LM with a paged KV pool, usable as ``model("prompt")``.
 
     Usually made by ``ss.load_model()``; build one directly to wrap a model you have
@@ -127,48 +126,6 @@ class Model:
 
     # ------------------------------------------------------------------ user API
 
-    def __call__(self, prompts: str | Sequence[str]) -> SequenceState:
-        """A state from text: one row for a string, a ``(len, 1)`` batch for a list.
-        Nothing runs yet: the text is tokenized and computed at the first generation.
-
-        Args:
-            prompts: a string, or a list of strings (one row each).
-
-        Example::
-
-            s = model("The capital of France is") + ss.gen(max_tokens=5)
-            batch = model(["Hello", "Bonjour"]) + ss.gen(max_tokens=5)  # shape (2, 1)
-        """
-        texts = [prompts] if isinstance(prompts, str) else list(prompts)
-        return SequenceState.from_text(self, texts)
-
-    def chat(
-        self,
-        messages: Sequence[Message] | Sequence[Sequence[Message]],
-        *,
-        add_generation_prompt: bool = True,
-    ) -> SequenceState:
-        """A state from one conversation (or a list of them), via the chat template.
-
-        Args:
-            messages: ``[{"role": ..., "content": ...}, ...]``, or a list of such
-                conversations (a batch, one row each).
-            add_generation_prompt: end with the assistant's turn opening (default), so
-                what is generated next is the answer.
-
-        Example::
-
-            s = model.chat([{"role": "user", "content": "Name a colour."}])
-            s = s + ss.gen(max_tokens=10, name="colour")
-        """
-        conversations = [messages] if messages and isinstance(messages[0], Mapping) else messages
-        texts = [
-            self.tokenizer.apply_chat_template(
-                list(conv), tokenize=False, add_generation_prompt=add_generation_prompt
-            )
-            for conv in conversations
-        ]
-        return SequenceState.from_text(self, texts)
 
     def step(
         self,

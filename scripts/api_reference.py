@@ -57,8 +57,12 @@ def public_names() -> Iterator[tuple[str, str, Any]]:
 
 
 def public_methods(cls: type) -> Iterator[tuple[str, Any]]:
-    """The public methods and properties ``cls`` defines (``__call__`` included)."""
-    for name, member in vars(cls).items():
+    """The public methods and properties of ``cls``, its own and those of its mixins
+    (``__call__`` included), in definition order."""
+    members = {}
+    for owner in reversed(cls.__mro__[:-1]):  # object last in the MRO: left out
+        members.update(vars(owner))
+    for name, member in members.items():
         if name.startswith("_") and name != "__call__":
             continue
         if isinstance(member, staticmethod | classmethod):

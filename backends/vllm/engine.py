@@ -17,7 +17,7 @@ Threads: ``lock`` serializes calls into the ``LLM`` (which is not thread-safe).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,6 +28,7 @@ from vllm.platforms import current_platform
 import fsm
 from backends.loading import ModelSourceError
 from backends.masks import DeviceMasks
+from backends.prompts import PromptStates
 from backends.short_path import ask_value
 from backends.streaming import new_text
 from backends.vllm.processor import model_tokens
@@ -36,8 +37,6 @@ from fsm.vocabulary import text_bytes
 from seqstate.builtin_generators import SpanGenerator
 from seqstate.errors import GenerationError, IncompatibleOperand
 from seqstate.state import SequenceState
-
-Message = Mapping[str, str]
 
 CPU_BLOCK_SIZE = 32
 """Only whole blocks are shared by the prefix cache, so chained calls reuse more of
@@ -70,7 +69,7 @@ class PrefixCacheStats:
             self.generated_tokens += sum(len(c.token_ids) for c in output.outputs)
 
 
-class VllmModel:
+class VllmModel(PromptStates):
     """A ``vllm.LLM`` as a seqstate engine, usable as ``model("prompt")``."""
 
     def __init__(self, llm: LLM) -> None:
@@ -112,27 +111,6 @@ class VllmModel:
             return run_call(self, state, generator)
 
     # ------------------------------------------------------------------ user API
-
-    def __call__(self, prompts: str | Sequence[str]) -> SequenceState:
-        """A state from text: one row for a string, a ``(len, 1)`` batch for a list."""
-        texts = [prompts] if isinstance(prompts, str) else list(prompts)
-        return SequenceState.from_text(self, texts)
-
-    def chat(
-        self,
-        messages: Sequence[Message] | Sequence[Sequence[Message]],
-        *,
-        add_generation_prompt: bool = True,
-    ) -> SequenceState:
-        """A state from one conversation (or a list of them), via the chat template."""
-        conversations = [messages] if messages and isinstance(messages[0], Mapping) else messages
-        texts = [
-            self.tokenizer.apply_chat_template(
-                list(conv), tokenize=False, add_generation_prompt=add_generation_prompt
-            )
-            for conv in conversations
-        ]
-        return SequenceState.from_text(self, texts)
 
     def ask(self, prompt: Any, output: Any = str, **options: Any) -> Any:
         """The short path: prompt in, parsed value out (``Model.ask``, ``backends.short_path``)."""
