@@ -14,10 +14,19 @@ from backends.decode.errors import BacktrackPastSpanStart, GenerationError
 from backends.decode.model_view import DecodingModel
 from backends.decode.step import step
 from seqstate.builtin_generators import SpanGenerator
+from seqstate.errors import IncompatibleOperand
+from seqstate.generator import Generator
 from seqstate.samplers import Beam
 from seqstate.state import SequenceState
 
-__all__ = ["BacktrackPastSpanStart", "GenerationError", "decode", "generate", "step"]
+__all__ = [
+    "BacktrackPastSpanStart",
+    "GenerationError",
+    "decode",
+    "generate",
+    "span_generator",
+    "step",
+]
 
 Chunks = loop.Chunks
 
@@ -37,3 +46,14 @@ def decode(
     if isinstance(generator.sampler, Beam):
         return beam_search(model, state, generator)
     return (yield from loop.decode(model, state, generator))
+
+
+def span_generator(generator: Generator[SequenceState]) -> SpanGenerator:
+    """``generator`` as the span generator an engine runs: both engines run the
+    built-in span generators (``ss.gen``, ``ss.regex``, ...); a custom ``Generator``
+    extends states by calling them itself."""
+    if not isinstance(generator, SpanGenerator):
+        raise IncompatibleOperand(
+            f"the model runs ss.gen/regex/json/choice/grammar spans, not {type(generator).__name__}"
+        )
+    return generator

@@ -28,14 +28,11 @@ from backends.runner import SUPPORTED_ATTENTION, ModelRunner
 from backends.short_path import Prompt, ask_value
 from backends.streaming import Stream
 from fsm.vocabulary import text_bytes
-from seqstate.builtin_generators import SpanGenerator
-from seqstate.errors import IncompatibleOperand
 from seqstate.generator import Generator
 from seqstate.state import SequenceState
 
 if TYPE_CHECKING:
     from backends.vllm.engine import VllmModel
-
 
 
 class Model(PromptStates):
@@ -122,10 +119,9 @@ class Model(PromptStates):
         ``model("Hi") + ss.gen(max_tokens=4)``.
         """
         with self.lock:
-            return generation.generate(self, state, _span_generator(generator))
+            return generation.generate(self, state, generation.span_generator(generator))
 
     # ------------------------------------------------------------------ user API
-
 
     def step(
         self,
@@ -149,7 +145,9 @@ class Model(PromptStates):
             s = model.step(model("Count: 1, 2,"), logits, ss.regex(r" [0-9]+"))
         """
         with self.lock:
-            return generation.step(self, state, logits, _span_generator(generator), rng=rng)
+            return generation.step(
+                self, state, logits, generation.span_generator(generator), rng=rng
+            )
 
     def ask(
         self,
@@ -355,13 +353,3 @@ def load_model(
         hf_model.set_attn_implementation("sdpa")
     hf_model = hf_model.to(device=target, dtype=wanted)
     return Model(hf_model, tokenizer, block_size=block_size, progress=progress)
-
-
-def _span_generator(generator: Generator[SequenceState]) -> SpanGenerator:
-    """The native engine runs the built-in span generators (``ss.gen``, ``ss.regex``,
-    ...); a custom ``Generator`` extends states by calling them itself."""
-    if not isinstance(generator, SpanGenerator):
-        raise IncompatibleOperand(
-            f"the model runs ss.gen/regex/json/choice/grammar spans, not {type(generator).__name__}"
-        )
-    return generator

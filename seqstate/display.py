@@ -145,15 +145,20 @@ def _shown(shape: Shape, n_rows: int, max_rows: int) -> list[tuple[str, int]]:
 
 def _row_summary(row: Row, start: int, width: int) -> str:
     text = preview(row.text[start:], width)
-    parts = ["+" + text if start else text, f"{row.n_tokens} tok"]
+    return " · ".join(["+" + text if start else text, *_facts(row, pending=True)])
+
+
+def _facts(row: Row, *, pending: bool) -> list[str]:
+    """Token count, log-probability, (pending characters,) finish label of a row."""
+    facts = [f"{row.n_tokens} tok"]
     if row.n_tokens and not np.isnan(row.token_logprobs).all():
-        parts.append(f"logp {row.logprob:.3f}")
-    if row.pending_text:
-        parts.append(f"{len(row.pending_text)} pending chars")
+        facts.append(f"logp {row.logprob:.3f}")
+    if pending and row.pending_text:
+        facts.append(f"{len(row.pending_text)} pending chars")
     finish = finish_label(row)
     if finish:
-        parts.append(finish)
-    return " · ".join(parts)
+        facts.append(finish)
+    return facts
 
 
 def state_repr(
@@ -340,13 +345,7 @@ def _text_html(row: Row, start: int, end: int, max_chars: int, legend: _Legend) 
 
 
 def _row_facts(row: Row) -> str:
-    facts = [f"{row.n_tokens} tok"]
-    if row.n_tokens and not np.isnan(row.token_logprobs).all():
-        facts.append(f"logp {row.logprob:.3f}")
-    finish = finish_label(row)
-    if finish:
-        facts.append(finish)
-    return " · ".join(facts)
+    return " · ".join(_facts(row, pending=False))
 
 
 def _rows_html(

@@ -26,6 +26,7 @@ from vllm import LLM
 from vllm.platforms import current_platform
 
 import fsm
+from backends.generation import span_generator
 from backends.loading import ModelSourceError
 from backends.masks import DeviceMasks
 from backends.prompts import PromptStates
@@ -34,8 +35,7 @@ from backends.streaming import new_text
 from backends.vllm.processor import model_tokens
 from backends.vllm.requests import check_supported, run_call
 from fsm.vocabulary import text_bytes
-from seqstate.builtin_generators import SpanGenerator
-from seqstate.errors import GenerationError, IncompatibleOperand
+from seqstate.errors import GenerationError
 from seqstate.state import SequenceState
 
 CPU_BLOCK_SIZE = 32
@@ -101,14 +101,10 @@ class VllmModel(PromptStates):
     def generate(self, state: SequenceState, generator: Any) -> SequenceState:
         if state.engine is not self:
             raise GenerationError("this state belongs to another model")
-        if not isinstance(generator, SpanGenerator):
-            raise IncompatibleOperand(
-                f"the model runs ss.gen/regex/json/choice/grammar spans, not "
-                f"{type(generator).__name__}"
-            )
-        check_supported(generator)
+        span = span_generator(generator)
+        check_supported(span)
         with self.lock:
-            return run_call(self, state, generator)
+            return run_call(self, state, span)
 
     # ------------------------------------------------------------------ user API
 
