@@ -45,6 +45,47 @@ class ByteAutomaton(Protocol):
         ...
 
 
+@runtime_checkable
+class DecomposableAutomaton(ByteAutomaton, Protocol):
+    """A ``ByteAutomaton`` whose states can be taken apart, so that token walks are shared.
+
+    A state may be a *lexeme* followed by a continuation. A lexeme is prefix-free (a
+    JSON string ends at its closing quote), so a token read from "lexeme, then K" goes
+    through the lexeme the same way whatever K is: the token index walks the lexeme's
+    own states once and reuses the walk for every K. A state may also be a *union* of
+    branches, walked branch by branch. ``fsm.row_walk`` uses this; ``DerivativeAutomaton``
+    implements it for ``terms.lexeme`` and ``terms.alt``.
+    """
+
+    @property
+    def exit_state(self) -> int:
+        """The state of a finished lexeme (accepts, has no successors)."""
+        ...
+
+    def lexeme_split(self, state: int) -> tuple[int, int] | None:
+        """``(lexeme state, continuation state)`` when ``state`` is a lexeme followed by
+        the continuation (a lexeme state's own successors are lexeme states or
+        ``exit_state``); None otherwise."""
+        ...
+
+    def join(self, lexeme_state: int, continuation: int) -> int:
+        """The state "``lexeme_state``, then ``continuation``"."""
+        ...
+
+    def branches(self, state: int) -> tuple[int, ...] | None:
+        """The states whose union ``state`` is, when some of them split into lexemes
+        (walking them one by one shares their lexeme walks); None otherwise."""
+        ...
+
+    def union(self, states: tuple[int, ...]) -> int:
+        """The state accepting what any of ``states`` accepts."""
+        ...
+
+    def accepts(self, state: int) -> bool:
+        """Whether ``state`` is final, without expanding it."""
+        ...
+
+
 @dataclass(frozen=True, eq=False)
 class TableAutomaton:
     """A fully materialised automaton: ``table[state, byte]`` and ``finals[state]``.

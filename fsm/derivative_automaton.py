@@ -17,10 +17,14 @@ from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.terms import (
     EMPTY,
+    EPS,
     Alt,
     Cat,
+    Lexeme,
     Repeat,
     Term,
+    alt,
+    cat,
     derivative,
     nullable,
     representatives,
@@ -39,6 +43,11 @@ class DerivativeAutomaton:
         self._max_states = max_states
         self._liveness_budget = liveness_budget
         self._initial = self._intern(term)
+        self._splits: dict[int, tuple[int, int] | None] = {}
+        self._joins: dict[tuple[int, int], int] = {}
+        self._branches: dict[int, tuple[int, ...] | None] = {}
+        self._unions: dict[tuple[int, ...], int] = {}
+        self._exit: int | None = None
 
     @property
     def initial(self) -> int:
@@ -62,6 +71,60 @@ class DerivativeAutomaton:
                 if self.is_live(target):
                     of_class[byte] = self._intern(target)
         return of_class[np.frombuffer(members, np.uint8)], nullable(term)
+
+    @property
+    def exit_state(self) -> int:
+        """``EPS``: where a lexeme ends (``LexemeAutomaton``); numbered on first use."""
+        if self._exit is None:
+            self._exit = self._intern(EPS)
+        return self._exit
+
+    def lexeme_split(self, state: int) -> tuple[int, int] | None:
+        """``(lexeme, rest)`` for a state ``lexeme`` or ``cat(lexeme, rest...)``."""
+        if state in self._splits:
+            return self._splits[state]
+        term = self._terms[state]
+        split = None
+        if isinstance(term, Lexeme):
+            split = state, self.exit_state
+        elif _starts_with_lexeme(term):
+            split = self._intern(term.items[0]), self._intern(term.rest())  # type: ignore[attr-defined]
+        self._splits[state] = split
+        return split
+
+    def join(self, lexeme_state: int, continuation: int) -> int:
+        """The state of ``cat(lexeme, continuation)``."""
+        key = lexeme_state, continuation
+        state = self._joins.get(key)
+        if state is None:
+            joined = cat(self._terms[lexeme_state], self._terms[continuation])
+            state = self._joins[key] = self._intern(joined)
+        return state
+
+    def branches(self, state: int) -> tuple[int, ...] | None:
+        """The items of a union state when one of them starts with a lexeme."""
+        if state in self._branches:
+            return self._branches[state]
+        term = self._terms[state]
+        found = None
+        if isinstance(term, Alt) and any(_starts_with_lexeme(item) for item in term.items):
+            found = tuple(self._intern(item) for item in term.items)
+        self._branches[state] = found
+        return found
+
+    def union(self, states: tuple[int, ...]) -> int:
+        """The state of ``alt`` over ``states``."""
+        if len(states) == 1:
+            return states[0]
+        state = self._unions.get(states)
+        if state is None:
+            joined = alt(*(self._terms[s] for s in states))
+            state = self._unions[states] = self._intern(joined)
+        return state
+
+    def accepts(self, state: int) -> bool:
+        """Whether the state's term is nullable."""
+        return nullable(self._terms[state])
 
     def _intern(self, term: Term) -> int:
         state = self._ids.get(term)
@@ -102,6 +165,8 @@ class DerivativeAutomaton:
             return any(self.is_live(item) for item in term.items)
         if isinstance(term, Repeat):
             return term.lo == 0 or self.is_live(term.item)
+        if isinstance(term, Lexeme):
+            return self.is_live(term.item)
         return self._search_acceptance(term)
 
     def _search_acceptance(self, start: Term) -> bool:
@@ -122,3 +187,7 @@ class DerivativeAutomaton:
                 seen.add(target)
                 queue.append(target)
         return False
+
+
+def _starts_with_lexeme(term: Term) -> bool:
+    return isinstance(term, Lexeme) or (isinstance(term, Cat) and isinstance(term.items[0], Lexeme))

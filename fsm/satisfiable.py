@@ -35,6 +35,7 @@ from fsm.terms import (
     Alt,
     Bytes,
     Cat,
+    Lexeme,
     Repeat,
     Term,
     Thunk,
@@ -154,6 +155,8 @@ class _Productive:
             return False, shallowest
         if isinstance(term, Repeat):
             return (True, _FREE) if term.lo == 0 else self.visit(term.item)
+        if isinstance(term, Lexeme):
+            return self.visit(term.item)
         return not _leaf_empty(term, self), _FREE
 
 
@@ -164,7 +167,7 @@ def _cost(term: Term) -> int:
         return 0
     if isinstance(term, Thunk):
         return 3
-    if isinstance(term, Cat | Alt | Repeat):
+    if isinstance(term, Cat | Alt | Repeat | Lexeme):
         return 1
     return 2
 

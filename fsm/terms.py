@@ -19,6 +19,11 @@ Two extensions go beyond regular expressions:
   must be guarded: a thunk must consume a byte before it reaches itself again.
 * ``checked(checker, text)``: the strings ``s`` for which ``checker.accepts(text + s)``;
   used where a predicate is exact but not regular-friendly (numbers with bounds).
+* ``lexeme(term)``: the same strings, declared prefix-free (no string of it extends
+  another, as a JSON string ends at its closing quote). A state that begins with a
+  lexeme reads a token inside it the same way whatever follows, so the token index
+  walks a lexeme once and shares that walk between its continuations
+  (``fsm.token_index``); derivatives of a lexeme stay lexemes and end in ``EPS``.
 
 Threads: the memos on a term (hash, nullability, partition, derivatives) are written
 once with a value any thread would compute alike, so a race only repeats work. A
@@ -254,6 +259,22 @@ class Thunk(Term):
         return f"<{self.key!r}>"
 
 
+class Lexeme(Term):
+    """``item``, declared prefix-free: once it matches, nothing more can follow."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Term) -> None:
+        super().__init__(hash(("lexeme", item)), item.needs_liveness_check)
+        self.item = item
+
+    def _key(self) -> tuple:
+        return (self.item,)
+
+    def __repr__(self) -> str:
+        return f"lexeme({self.item!r})"
+
+
 class Checker(Hashable, Protocol):
     """An exact predicate over byte strings, for ``checked`` terms."""
 
@@ -428,6 +449,17 @@ def thunk(key: Hashable, make: Callable[[], Term], *, needs_liveness_check: bool
     return Thunk(key, make, needs_liveness_check)
 
 
+def lexeme(term: Term) -> Term:
+    """``term`` marked prefix-free (the caller's promise: no string of ``term`` is a
+    proper prefix of another). Nullable means "matched": it normalises to ``EPS``,
+    which also drops what a derivative could only spell as dead alternatives."""
+    if term is EMPTY or term is EPS or isinstance(term, Lexeme):
+        return term
+    if nullable(term):
+        return EPS
+    return Lexeme(term)
+
+
 def checked(checker: Checker, text: bytes = b"") -> Term:
     """Strings ``s`` with ``checker.accepts(text + s)``; ``EMPTY`` if not viable."""
     return Checked(checker, text) if checker.viable(text) else EMPTY
@@ -465,6 +497,8 @@ def _nullable(term: Term) -> bool:
         return not nullable(term.item)
     if isinstance(term, Repeat):
         return term.lo == 0 or nullable(term.item)
+    if isinstance(term, Lexeme):
+        return False  # a nullable lexeme is EPS
     if isinstance(term, Thunk):
         return bool(term.through_body(nullable))
     if isinstance(term, Checked):
@@ -480,7 +514,7 @@ def derivative(term: Term, byte: int) -> Term:
     bytes of one of its classes, which all share one derivative."""
     cached = term._derivatives.get(byte)
     if cached is None:
-        if isinstance(term, Cat | Alt | And | Not | Repeat):
+        if isinstance(term, Cat | Alt | And | Not | Repeat | Lexeme):
             representative = representatives(term)[byte]
             if representative != byte:
                 cached = derivative(term, representative)
@@ -516,6 +550,8 @@ def _derivative(term: Term, byte: int) -> Term:
     if isinstance(term, Repeat):
         hi = None if term.hi is None else term.hi - 1
         return cat(derivative(term.item, byte), repeat(term.item, max(term.lo - 1, 0), hi))
+    if isinstance(term, Lexeme):
+        return lexeme(derivative(term.item, byte))
     if isinstance(term, Thunk):
         return term.through_body(lambda body: derivative(body, byte))  # type: ignore[return-value]
     if isinstance(term, Checked):
@@ -572,7 +608,7 @@ def _partition(term: Term) -> np.ndarray:
         return _refine(*parts)
     if isinstance(term, Alt | And):
         return _refine(*(byte_partition(t) for t in term.items))
-    if isinstance(term, Not | Repeat):
+    if isinstance(term, Not | Repeat | Lexeme):
         return byte_partition(term.item)
     if isinstance(term, Thunk):
         return term.through_body(byte_partition)  # type: ignore[return-value]

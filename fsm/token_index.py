@@ -1,10 +1,11 @@
 """``TokenIndex``: which tokens each automaton state allows, and where each one leads.
 
 States are the automaton's own state numbers. The byte-level transition table is
-copied out of the automaton lazily (``expand`` is called once per state, the first time
-a walk needs it), and the token row of a state (sorted allowed ids, their successor
-states, a packed bitmask) is built by the trie-walk kernel the first time the state is
-asked about, then memoised. ``build_all`` does everything up front instead.
+copied out of the automaton lazily (``fsm.byte_table``: ``expand`` is called once per
+state, the first time a walk needs it), and the token row of a state (sorted allowed
+ids, their successor states, a packed bitmask) is built by a trie walk
+(``fsm.row_walk``) the first time the state is asked about, then memoised.
+``build_all`` does everything up front instead.
 
 Bitmask layout: ``int32[ceil(size / 32)]``; token ``t`` is allowed iff bit ``t % 32``
 (least significant first) of word ``t // 32`` is set. On a device, test it with
@@ -33,11 +34,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fsm.automaton import DEAD, ByteAutomaton
+from fsm.automaton import DEAD, ByteAutomaton, DecomposableAutomaton
+from fsm.byte_table import ByteTable
 from fsm.completion import OutOfBudget, shortest_completion
-from fsm.errors import ConstraintTooLarge, FsmError
+from fsm.errors import FsmError
 from fsm.limits import DEFAULT_MAX_STATES
-from fsm.trie_walk import order_by_token, pack_bitmask, walk_trie
+from fsm.row_walk import RowWalker
+from fsm.trie_walk import order_by_token, pack_bitmask
 from fsm.vocabulary import Vocabulary
 
 COMPLETION_BUDGET = 256
@@ -65,6 +68,9 @@ class TokenIndex:
         max_states: cap on automaton states (``ConstraintTooLarge`` past it).
         eager: build every reachable row now.
         progress: called with ``(rows done, rows known)`` during an eager build.
+        share_lexemes: walk a lexeme (a JSON string) once and share the walk between
+            the states it starts (``fsm.row_walk``); False walks every state on its own
+            (the reference the tests and benchmarks compare with; same rows).
 
     Example:
         >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", None], eos_ids=3)
@@ -82,19 +88,17 @@ class TokenIndex:
         max_states: int = DEFAULT_MAX_STATES,
         eager: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        share_lexemes: bool = True,
     ) -> None:
         self.automaton = automaton
         self.vocabulary = vocabulary
         self.max_states = int(max_states)
-        self._trie = vocabulary.trie
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
         self._words = (vocabulary.size + 31) // 32
-        # Byte-level table, indexed by state number; grown by doubling.
-        self._table = np.full((16, 256), DEAD, np.int32)
-        self._expanded = np.zeros(16, np.bool_)
-        self._final = np.zeros(16, np.bool_)
-        self._discovered = np.zeros(16, np.bool_)
-        self._num_states = 0
+        self._bytes = ByteTable(automaton, self.max_states)
+        parts = automaton if isinstance(automaton, DecomposableAutomaton) else None
+        self._parts = parts if share_lexemes else None
+        self._walker = RowWalker(self._bytes, vocabulary.trie, vocabulary.size, self._parts)
         # Token rows, in build order.
         self._row_of: dict[int, int] = {}
         self._allowed: list[np.ndarray] = []
@@ -105,7 +109,7 @@ class TokenIndex:
         self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
         self.initial_state = int(automaton.initial)
-        self._discover(np.asarray([self.initial_state], np.int32))
+        self._bytes.discover(np.asarray([self.initial_state], np.int32))
         if eager:
             self.build_all(progress)
 
@@ -114,7 +118,7 @@ class TokenIndex:
     @property
     def num_states(self) -> int:
         """States discovered so far (all reachable ones after ``build_all``)."""
-        return self._num_states
+        return self._bytes.num_states
 
     @property
     def num_rows_built(self) -> int:
@@ -143,9 +147,7 @@ class TokenIndex:
         """Whether the text read up to ``state`` is a complete match."""
         with self._lock:
             self._check_state(state)
-            if not self._expanded[state]:
-                self._expand(state)
-            return bool(self._final[state])
+            return self._bytes.is_final(state)
 
     def bitmask(self, state: int) -> np.ndarray:
         """Read-only packed int32 mask of ``allowed_tokens(state)`` (layout: module doc)."""
@@ -159,9 +161,7 @@ class TokenIndex:
         with self._lock:
             self._check_state(state)
             for byte in data:
-                if not self._expanded[state]:
-                    self._expand(state)
-                state = int(self._table[state, byte])
+                state = int(self._bytes.row(state)[byte])
                 if state == DEAD:
                     return DEAD
             return state
@@ -173,12 +173,12 @@ class TokenIndex:
             self._check_state(state)
             forced = bytearray()
             seen = {state}
-            while not self.is_final(state):
-                live = np.flatnonzero(self._table[state] != DEAD)
+            while not self._bytes.is_final(state):
+                live = np.flatnonzero(self._bytes.row(state) != DEAD)
                 if len(live) != 1:
                     break
                 forced.append(int(live[0]))
-                state = int(self._table[state, live[0]])
+                state = int(self._bytes.table[state, live[0]])
                 if state in seen:
                     raise FsmError("automaton has a forced cycle with no final state")
                 seen.add(state)
@@ -203,7 +203,7 @@ class TokenIndex:
             self._completions[state] = path
             if path is not None:
                 for position, byte in enumerate(path):
-                    state = int(self._table[state, byte])
+                    state = int(self._bytes.table[state, byte])
                     self._completions.setdefault(state, path[position + 1 :])
             return path
 
@@ -236,7 +236,7 @@ class TokenIndex:
     def state_rows(self) -> np.ndarray:
         """int32 [num state slots]: row of ``bitmask_table()`` per state, -1 if unbuilt."""
         with self._lock:
-            rows = np.full(len(self._discovered), -1, np.int32)
+            rows = np.full(len(self._bytes.discovered), -1, np.int32)
             for state, row in self._row_of.items():
                 rows[state] = row
             return rows
@@ -250,12 +250,14 @@ class TokenIndex:
 
     def _build_all(self, progress: Callable[[int, int], None] | None) -> None:
         todo = [self.initial_state]
+        expanded = self._bytes.expanded
         while todo:
             state = todo.pop()
-            if self._expanded[state]:
+            if state < len(expanded) and expanded[state]:
                 continue
-            successors = self._expand(state)
-            todo.extend(s for s in np.unique(successors).tolist() if not self._expanded[s])
+            successors = self._bytes.expand(state)
+            expanded = self._bytes.expanded
+            todo.extend(s for s in np.unique(successors).tolist() if not expanded[s])
         queue = deque([self.initial_state])
         queued = {self.initial_state}
         while queue:
@@ -276,7 +278,7 @@ class TokenIndex:
     # ---------------------------------------------------------------- building
 
     def _check_state(self, state: int) -> None:
-        if not (0 <= state < len(self._discovered) and self._discovered[state]):
+        if not self._bytes.is_known(state):
             raise ValueError(f"{state} is not a state of this automaton")
 
     def _row(self, state: int) -> int:
@@ -292,11 +294,9 @@ class TokenIndex:
 
     def _build_row(self, state: int) -> int:
         self._check_state(state)
-        if not self._expanded[state]:
-            self._expand(state)
-        tokens, ends = self._walk_from(state)
+        tokens, ends = self._walker.walk(state)
         tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
-        if self._final[state]:
+        if self._accepts(state):
             at = np.searchsorted(tokens, self._eos)
             tokens = np.insert(tokens, at, self._eos)
             ends = np.insert(ends, at, np.int32(state))
@@ -310,34 +310,12 @@ class TokenIndex:
         self._row_of[state] = row
         return row
 
-    def _walk_from(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        """Every non-end token read from ``state`` and where it leads (trie order per
-        walk). The walk stops below nodes whose state is not expanded yet; those states
-        are expanded and the walk resumes below those nodes only."""
-        trie = self._trie
-        roots = np.zeros(1, np.int32)
-        root_states = np.asarray([state], np.int32)
-        token_parts, end_parts = [], []
-        while len(roots):
-            tokens, ends, roots, root_states = walk_trie(
-                self._table,
-                self._expanded,
-                roots,
-                root_states,
-                trie.labels,
-                trie.depths,
-                trie.ends,
-                trie.token_starts,
-                trie.token_ids,
-            )
-            token_parts.append(tokens)
-            end_parts.append(ends)
-            for waiting in np.unique(root_states).tolist():
-                if not self._expanded[waiting]:
-                    self._expand(waiting)
-        if len(token_parts) == 1:
-            return token_parts[0], end_parts[0]
-        return np.concatenate(token_parts), np.concatenate(end_parts)
+    def _accepts(self, state: int) -> bool:
+        """Whether ``state`` is final, asked without expanding it where the automaton
+        can tell (a state a row walk takes apart is never expanded)."""
+        if self._parts is not None:
+            return self._parts.accepts(state)
+        return self._bytes.is_final(state)
 
     def _grow_masks(self) -> None:
         grown = np.zeros((2 * len(self._masks), self._words), np.int32)
@@ -347,51 +325,4 @@ class TokenIndex:
 
     def _successors(self, state: int) -> tuple[np.ndarray, bool]:
         """``state``'s byte row and finality, expanding it on first use."""
-        if not self._expanded[state]:
-            self._expand(state)
-        return self._table[state], bool(self._final[state])
-
-    def _expand(self, state: int) -> np.ndarray:
-        """Copy ``state``'s successors into the table; returns its live successors."""
-        successors, final = self.automaton.expand(state)
-        successors = np.asarray(successors)
-        if successors.shape != (256,) or successors.dtype.kind not in "iu":
-            raise FsmError(f"expand({state}) must return 256 integer successors")
-        live = successors[successors != DEAD].astype(np.int64)
-        if len(live) and live.min() < 0:
-            raise FsmError(f"expand({state}) returned a negative state other than DEAD")
-        top = int(live.max()) if len(live) else state
-        if top >= self.max_states:
-            raise ConstraintTooLarge(
-                f"the automaton has more than max_states={self.max_states} states; "
-                "simplify the constraint or raise max_states"
-            )
-        self._reserve(max(top, state) + 1)
-        self._table[state] = successors
-        self._final[state] = bool(final)
-        self._expanded[state] = True
-        self._discover(live)
-        return live
-
-    def _discover(self, states: np.ndarray) -> None:
-        if len(states) == 0:
-            return
-        self._reserve(int(states.max()) + 1)
-        new = np.unique(states[~self._discovered[states]])
-        self._discovered[new] = True
-        self._num_states += len(new)
-
-    def _reserve(self, count: int) -> None:
-        """Make the per-state arrays hold at least ``count`` states (doubling)."""
-        have = len(self._expanded)
-        if count <= have:
-            return
-        size = max(count, 2 * have)
-        table = np.full((size, 256), DEAD, np.int32)
-        table[:have] = self._table
-        self._table = table
-        for name in ("_expanded", "_final", "_discovered"):
-            old = getattr(self, name)
-            grown = np.zeros(size, np.bool_)
-            grown[:have] = old
-            setattr(self, name, grown)
+        return self._bytes.row(state), self._bytes.is_final(state)

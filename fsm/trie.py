@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,8 +33,9 @@ class TokenTrie:
     def num_tokens(self) -> int:
         return int(self.token_ids.shape[0])
 
-    @property
+    @cached_property
     def max_depth(self) -> int:
+        """The longest token's length (computed once: the walk kernels take it)."""
         return int(self.depths.max())
 
     @classmethod

@@ -13,7 +13,19 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_starts, token_ids):
+def walk_trie(
+    table,
+    expanded,
+    roots,
+    root_states,
+    labels,
+    depths,
+    ends,
+    token_starts,
+    token_ids,
+    stop_state,
+    max_depth,
+):
     """Tokens read without dying below each ``roots[i]``, entered in ``root_states[i]``.
 
     Walks the subtree of each root node (not the root itself: its tokens were reported
@@ -22,7 +34,10 @@ def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_s
     whole trie. A dead byte prunes the node's whole subtree; so does a live state whose
     table row is not expanded yet (or past the table) when the node has children: the
     node and its state are reported, so the caller can expand the state and resume the
-    walk below that node alone (every node is visited once in all).
+    walk below that node alone (every node is visited once in all). ``stop_state`` (-1
+    for none) is reported and pruned like an unexpanded state: a lexeme walk stops where
+    the lexeme ends, and its continuation takes over below those nodes. ``max_depth``
+    is ``depths.max()`` (the trie's, passed in: the kernel is called per pending state).
 
     Returns ``(token_ids, end_states, pending_nodes, pending_states)``; tokens in trie
     order within each root."""
@@ -31,7 +46,7 @@ def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_s
     out_states = np.empty(token_ids.shape[0], np.int32)
     pending_nodes = np.empty(labels.shape[0], np.int32)
     pending_states = np.empty(labels.shape[0], np.int32)
-    stack = np.empty(depths.max() + 1, np.int32)
+    stack = np.empty(max_depth + 1, np.int32)
     found = 0
     pending = 0
     for r in range(roots.shape[0]):
@@ -50,7 +65,7 @@ def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_s
                 out_states[found] = state
                 found += 1
             if ends[node] > node + 1:
-                if state >= num_known or not expanded[state]:
+                if state == stop_state or state >= num_known or not expanded[state]:
                     pending_nodes[pending] = node
                     pending_states[pending] = state
                     pending += 1
@@ -67,14 +82,24 @@ def walk_trie(table, expanded, roots, root_states, labels, depths, ends, token_s
 
 
 def walk_trie_py(
-    table, expanded, roots, root_states, labels, depths, ends, token_starts, token_ids
+    table,
+    expanded,
+    roots,
+    root_states,
+    labels,
+    depths,
+    ends,
+    token_starts,
+    token_ids,
+    stop_state,
+    max_depth,
 ):
     """Plain-Python twin of ``walk_trie``."""
     out_tokens: list[int] = []
     out_states: list[int] = []
     pending_nodes: list[int] = []
     pending_states: list[int] = []
-    stack = [0] * (int(depths.max()) + 1)
+    stack = [0] * (max_depth + 1)
     for root, root_state in zip(roots.tolist(), root_states.tolist(), strict=True):
         stack[int(depths[root])] = root_state
         node = root + 1
@@ -88,7 +113,7 @@ def walk_trie_py(
                 out_tokens.append(int(token_ids[k]))
                 out_states.append(state)
             if ends[node] > node + 1:
-                if state >= len(expanded) or not expanded[state]:
+                if state == stop_state or state >= len(expanded) or not expanded[state]:
                     pending_nodes.append(node)
                     pending_states.append(state)
                     node = int(ends[node])

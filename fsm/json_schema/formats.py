@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from fsm.errors import UnsupportedSchema
 from fsm.json_schema.json_text import JSON_CHAR
@@ -154,40 +155,57 @@ def _time_term() -> Term:
 
 
 def _leap_seconds() -> Term:
-    fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
-    options: dict[bytes, Term] = {}
-    for local in range(24 * 60):
-        ahead = (local - (23 * 60 + 59)) % (24 * 60)  # offset east of UTC
-        offsets = [
-            f"+{ahead // 60:02d}:{ahead % 60:02d}",
-            f"-{(-ahead) % 1440 // 60:02d}:{(-ahead) % 60:02d}",
-        ]
-        if ahead == 0:
-            offsets += ["Z", "z"]
-        stamp = f"{local // 60:02d}:{local % 60:02d}:60".encode()
-        options[stamp] = cat(fraction, alt(*(literal(o.encode()) for o in offsets)))
-    return _prefix_tree(options)
+    return _leap_branch(b"")
 
 
-def _prefix_tree(tails: dict[bytes, Term]) -> Term:
-    """``alt(cat(literal(key), tail) ...)`` with common prefixes factored out, so a
-    derivative looks at the options sharing one next byte (10 at most for the leap
-    second stamps) instead of all 1,440 of them."""
-    groups: dict[int, dict[bytes, Term]] = {}
-    ends = []
-    for key, tail in tails.items():
-        if key:
-            groups.setdefault(key[0], {})[key[1:]] = tail
-        else:
-            ends.append(tail)
-    branches = (cat(literal(bytes((b,))), _prefix_tree(rest)) for b, rest in groups.items())
-    return alt(*ends, *branches)
+def _leap_offsets(local: int) -> list[bytes]:
+    """The UTC offsets at which local time ``local`` (minutes) is 23:59 UTC."""
+    ahead = (local - (23 * 60 + 59)) % (24 * 60)  # offset east of UTC
+    offsets = [
+        f"+{ahead // 60:02d}:{ahead % 60:02d}",
+        f"-{(-ahead) % 1440 // 60:02d}:{(-ahead) % 60:02d}",
+    ]
+    if ahead == 0:
+        offsets += ["Z", "z"]
+    return [offset.encode() for offset in offsets]
 
 
+def _leap_branch(prefix: bytes) -> Term:
+    """The leap-second times (``HH:MM:60``, a fraction, an offset that puts them at
+    23:59:60 UTC) that start with ``prefix``, as a prefix tree whose branches are
+    thunks: a derivative looks at the 10 or fewer options sharing its next byte, and
+    only the branches a text reads are ever built (not all 1,440 stamps)."""
+    if len(prefix) == len(b"HH:MM:60"):
+        local = int(prefix[:2]) * 60 + int(prefix[3:5])
+        fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
+        return cat(fraction, alt(*(literal(offset) for offset in _leap_offsets(local))))
+    following = sorted({stamp[len(prefix)] for stamp in _LEAP_STAMPS if stamp.startswith(prefix)})
+    return alt(
+        *(
+            cat(
+                literal(bytes((byte,))),
+                thunk(
+                    ("format-leap-second", prefix + bytes((byte,))),
+                    lambda longer=prefix + bytes((byte,)): _leap_branch(longer),
+                ),
+            )
+            for byte in following
+        )
+    )
+
+
+_LEAP_STAMPS = tuple(f"{local // 60:02d}:{local % 60:02d}:60".encode() for local in range(24 * 60))
+
+
+@lru_cache(maxsize=64)
 def format_content(name: str) -> Term | None:
     """The encoded string contents of format ``name``; None for annotation-only formats.
 
-    Raises ``UnsupportedSchema("format")`` for the standard formats not enforced.
+    Built once per process (terms are immutable): every schema with ``"format": "email"``
+    shares one term, so its regex is parsed once, the leap-second tree of ``time`` is
+    built once, and the derivatives memoised on the term (bounded by its automaton)
+    serve every later schema. Raises ``UnsupportedSchema("format")`` for the standard
+    formats not enforced.
     """
     if name in UNENFORCED:
         raise UnsupportedSchema("format", f"{name!r} is not enforced")

@@ -20,6 +20,7 @@ from fsm.terms import (
     byte_set,
     cat,
     checked,
+    lexeme,
     literal,
     opt,
     repeat,
@@ -90,8 +91,9 @@ def colon(max_len: int) -> Term:
 
 
 def string_of(content: Term) -> Term:
-    """A JSON string whose encoded content is in ``content``."""
-    return cat(QUOTE, content, QUOTE)
+    """A JSON string whose encoded content is in ``content``: a lexeme, since a string
+    ends at its first unescaped quote and encoded content never holds a raw one."""
+    return lexeme(cat(QUOTE, content, QUOTE))
 
 
 ANY_STRING = string_of(star(JSON_CHAR))
@@ -115,7 +117,7 @@ def string_except(names: Iterable[str]) -> Term:
         for char in name:
             node = node.setdefault(char, {})
         node[None] = {}
-    return cat(QUOTE, _except_node(trie))
+    return lexeme(cat(QUOTE, _except_node(trie)))
 
 
 def _except_node(node: dict) -> Term:

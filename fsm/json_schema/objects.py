@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from fsm.json_schema.json_text import colon, encode_string, whitespace
-from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
+from fsm.terms import EMPTY, EPS, Term, alt, cat, lexeme, literal, thunk
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
         name, value = shape.named[position]
         if name in used or value is EMPTY:
             continue
-        key = literal(encode_string(name))
+        key = lexeme(literal(encode_string(name)))
         rest = _body(shape, used | {name}, position + 1 if shape.ordered else 0, extra, False)
         options.append(cat(separator, member(key, value, shape.ws_max), rest))
         if shape.ordered and name in shape.required:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from fsm.errors import UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.formats import format_content
-from fsm.json_schema.json_text import JSON_CHAR, string_of
+from fsm.json_schema.json_text import ANY_STRING, JSON_CHAR, string_of
 from fsm.regex import json_string_encoding, search_term
-from fsm.terms import EMPTY, Term, intersect, repeat, star
+from fsm.terms import EMPTY, Term, intersect, repeat
 
 Refuse = Callable[[str, str], None]
 
@@ -56,4 +56,4 @@ def string_term(node: dict, refuse: Refuse) -> Term:
             content = None
         if content is not None:
             parts.append(content)
-    return string_of(intersect(*parts) if parts else star(JSON_CHAR))
+    return string_of(intersect(*parts)) if parts else ANY_STRING

@@ -69,8 +69,17 @@ def from_root(state: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(1, np.int32), np.asarray([state], np.int32)
 
 
-def trie_args(trie: TokenTrie):
-    return trie.labels, trie.depths, trie.ends, trie.token_starts, trie.token_ids
+def trie_args(trie: TokenTrie, stop_state: int = -1):
+    """``walk_trie``'s arguments after the roots: the trie, the stop state, the depth."""
+    return (
+        trie.labels,
+        trie.depths,
+        trie.ends,
+        trie.token_starts,
+        trie.token_ids,
+        stop_state,
+        trie.max_depth,
+    )
 
 
 # ---------------------------------------------------------------- strategies
@@ -111,8 +120,9 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
     expanded = np.asarray(data.draw(st.lists(st.booleans(), min_size=known, max_size=known)))
     start = data.draw(st.integers(0, known - 1))
     expanded[start] = True
+    stop = data.draw(st.integers(DEAD, count - 1))
     table = np.ascontiguousarray(automaton.table[:known])
-    args = (table, expanded, *from_root(start), *trie_args(vocab.trie))
+    args = (table, expanded, *from_root(start), *trie_args(vocab.trie, stop))
     for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
         assert fast.dtype == slow.dtype == np.int32
         np.testing.assert_array_equal(fast, slow)
@@ -121,7 +131,7 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
     in_table = states < known  # the index expands a pending state before resuming
     nodes, states = nodes[in_table], states[in_table]
     expanded = np.ones(known, np.bool_)
-    args = (table, expanded, nodes, states, *trie_args(vocab.trie))
+    args = (table, expanded, nodes, states, *trie_args(vocab.trie, stop))
     for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
         np.testing.assert_array_equal(fast, slow)
 

@@ -1,0 +1,94 @@
+"""``ByteTable``: the part of a lazy byte automaton that has been looked at, as arrays.
+
+The token index and its trie walks read transitions from a dense ``int32[states, 256]``
+table. A state's row is copied in from ``automaton.expand`` the first time something
+needs it; the flags say which rows are known (``expanded``), which states accept
+(``final``, valid where expanded) and which state numbers have been seen at all
+(``discovered``: the initial state and every successor of an expanded state, plus the
+states a lexeme walk joins). Arrays grow by doubling, so a kernel handed the arrays
+reads a consistent snapshot; callers serialise growth (the index's lock).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsm.automaton import DEAD, ByteAutomaton
+from fsm.errors import ConstraintTooLarge, FsmError
+
+
+class ByteTable:
+    """Transitions of ``automaton`` copied in on demand (see the module docstring)."""
+
+    def __init__(self, automaton: ByteAutomaton, max_states: int) -> None:
+        self.automaton = automaton
+        self.max_states = max_states
+        self.table = np.full((16, 256), DEAD, np.int32)
+        self.expanded = np.zeros(16, np.bool_)
+        self.final = np.zeros(16, np.bool_)
+        self.discovered = np.zeros(16, np.bool_)
+        self.num_states = 0
+
+    def is_known(self, state: int) -> bool:
+        """Whether ``state`` has been discovered."""
+        return 0 <= state < len(self.discovered) and bool(self.discovered[state])
+
+    def row(self, state: int) -> np.ndarray:
+        """``state``'s 256 successors, expanding it on first use."""
+        if not self.expanded[state]:
+            self.expand(state)
+        return self.table[state]
+
+    def is_final(self, state: int) -> bool:
+        if not self.expanded[state]:
+            self.expand(state)
+        return bool(self.final[state])
+
+    def expand(self, state: int) -> np.ndarray:
+        """Copy ``state``'s successors into the table; returns its live successors."""
+        successors, final = self.automaton.expand(state)
+        successors = np.asarray(successors)
+        if successors.shape != (256,) or successors.dtype.kind not in "iu":
+            raise FsmError(f"expand({state}) must return 256 integer successors")
+        live = successors[successors != DEAD].astype(np.int64)
+        if len(live) and live.min() < 0:
+            raise FsmError(f"expand({state}) returned a negative state other than DEAD")
+        self._check_bound(int(live.max()) if len(live) else state)
+        self.reserve(state + 1)
+        self.discover(live)
+        self.table[state] = successors
+        self.final[state] = bool(final)
+        self.expanded[state] = True
+        return live
+
+    def discover(self, states: np.ndarray) -> None:
+        """Mark ``states`` as met (they may be handed out and queried from now on)."""
+        if len(states) == 0:
+            return
+        top = int(states.max())
+        self._check_bound(top)
+        self.reserve(top + 1)
+        new = np.unique(states[~self.discovered[states]])
+        self.discovered[new] = True
+        self.num_states += len(new)
+
+    def reserve(self, count: int) -> None:
+        """Make the per-state arrays hold at least ``count`` states (doubling)."""
+        have = len(self.expanded)
+        if count <= have:
+            return
+        size = max(count, 2 * have)
+        table = np.full((size, 256), DEAD, np.int32)
+        table[:have] = self.table
+        self.table = table
+        for name in ("expanded", "final", "discovered"):
+            grown = np.zeros(size, np.bool_)
+            grown[:have] = getattr(self, name)
+            setattr(self, name, grown)
+
+    def _check_bound(self, top: int) -> None:
+        if top >= self.max_states:
+            raise ConstraintTooLarge(
+                f"the automaton has more than max_states={self.max_states} states; "
+                "simplify the constraint or raise max_states"
+            )

@@ -1,0 +1,209 @@
+"""One token row: every token readable from a state, and where it leads.
+
+The row of a state is a walk of the vocabulary trie (``fsm.trie_walk.walk_trie``) over
+the automaton's byte table. Below a trie node whose state is not expanded yet the walk
+stops; the state is expanded and the walk goes on below that node alone.
+
+A ``DecomposableAutomaton`` makes most of that work shareable:
+
+* **Lexemes.** When a state is "lexeme ``L``, then ``K``", a token is read inside ``L``
+  the same way whatever ``K`` is, so the walk goes over ``L``'s own states (the table
+  holds them too) and stops at the nodes where ``L`` ends (``exit_state``). A token that
+  ends inside ``L`` in lexeme state ``L'`` leads to "``L'``, then ``K``" (``join``);
+  one that ends exactly where ``L`` does leads to ``K``; below the exit nodes the walk
+  goes on from ``K``. The walk of a lexeme state from the trie's root is kept, so a
+  JSON string's tokens are walked once per index, not once per place it appears, and
+  the states inside strings are not expanded once per continuation.
+* **Unions.** A state that is a union of branches, some of them lexemes (an object's
+  next key: each named key, or any other key), is walked branch by branch; a token
+  that several branches read leads to the union of where each leads (``union``).
+
+Rows come out the same as a plain walk's, up to state numbering (the tests compare
+them by walking both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fsm.automaton import DecomposableAutomaton
+from fsm.byte_table import ByteTable
+from fsm.trie import TokenTrie
+from fsm.trie_walk import walk_trie
+
+NO_STOP = -1
+ROOT = np.zeros(1, np.int32)
+ROOT.flags.writeable = False
+_NONE = np.zeros(0, np.int32)
+
+Found = tuple[np.ndarray, np.ndarray]
+"""Tokens and the state each leads to, aligned."""
+
+
+@dataclass(frozen=True)
+class _LexemeWalk:
+    """Tokens read inside a lexeme: their lexeme end states are ``ends[inverse]``
+    (``exit_state`` where the token ends with the lexeme); ``exits``: trie nodes with
+    children where the lexeme ends (the continuation walks below them)."""
+
+    tokens: np.ndarray
+    inverse: np.ndarray
+    ends: np.ndarray
+    exits: np.ndarray
+
+
+class RowWalker:
+    """Builds the token walks of states over ``table`` and ``trie``, taking states
+    apart through ``parts`` when given (see the module docstring)."""
+
+    def __init__(
+        self,
+        table: ByteTable,
+        trie: TokenTrie,
+        vocab_size: int,
+        parts: DecomposableAutomaton | None,
+    ) -> None:
+        self.table = table
+        self.trie = trie
+        self.vocab_size = vocab_size
+        self.parts = parts
+        self._lexeme_roots: dict[int, _LexemeWalk] = {}
+
+    def walk(self, state: int) -> Found:
+        """Every non-end token read from ``state`` and the state it leads to."""
+        return self._below(ROOT, state)
+
+    # ------------------------------------------------------------------ parts
+
+    def _below(self, nodes: np.ndarray, state: int) -> Found:
+        """Tokens strictly below ``nodes`` (disjoint subtrees), entered in ``state``."""
+        table = self.table
+        expanded = state < len(table.expanded) and table.expanded[state]
+        if self.parts is not None and not expanded:
+            branches = self.parts.branches(state)
+            if branches is not None:
+                return self._union([self._below(nodes, branch) for branch in branches])
+            split = self.parts.lexeme_split(state)
+            if split is not None:
+                return self._through_lexeme(nodes, *split)
+        if not expanded:
+            table.expand(state)
+        tokens, ends, stopped, stopped_states = self._walk(nodes, state, NO_STOP)
+        found = [(tokens, ends)]
+        if len(stopped):
+            waiting, which = np.unique(stopped_states, return_inverse=True)
+            for position, waiting_state in enumerate(waiting.tolist()):
+                found.append(self._below(stopped[which == position], waiting_state))
+        return _concat(found)
+
+    def _walk(self, nodes: np.ndarray, state: int, stop: int) -> tuple[np.ndarray, ...]:
+        trie = self.trie
+        return walk_trie(  # type: ignore[no-any-return]
+            self.table.table,
+            self.table.expanded,
+            nodes,
+            np.full(len(nodes), state, np.int32),
+            trie.labels,
+            trie.depths,
+            trie.ends,
+            trie.token_starts,
+            trie.token_ids,
+            stop,
+            trie.max_depth,
+        )
+
+    def _through_lexeme(self, nodes: np.ndarray, lexeme: int, rest: int) -> Found:
+        """Tokens below ``nodes`` from "``lexeme``, then ``rest``"."""
+        assert self.parts is not None
+        if nodes is ROOT:
+            walked = self._lexeme_roots.get(lexeme)
+            if walked is None:
+                walked = self._lexeme_roots[lexeme] = self._lexeme_walk(nodes, lexeme)
+        else:
+            walked = self._lexeme_walk(nodes, lexeme)
+        exit_state, join = self.parts.exit_state, self.parts.join
+        targets = np.asarray(
+            [rest if end == exit_state else join(end, rest) for end in walked.ends.tolist()],
+            np.int32,
+        )
+        self.table.discover(targets)
+        found = [(walked.tokens, targets[walked.inverse])]
+        if len(walked.exits):
+            found.append(self._below(walked.exits, rest))
+        return _concat(found)
+
+    def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
+        """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does."""
+        assert self.parts is not None
+        exit_state = self.parts.exit_state
+        self.table.discover(np.asarray([exit_state, lexeme], np.int32))
+        token_parts, end_parts, exit_parts = [], [], []
+        todo = [(nodes, lexeme)]
+        while todo:
+            below, state = todo.pop()
+            if not self.table.expanded[state]:
+                self.table.expand(state)
+            tokens, ends, stopped, stopped_states = self._walk(below, state, exit_state)
+            token_parts.append(tokens)
+            end_parts.append(ends)
+            exiting = stopped_states == exit_state
+            exit_parts.append(stopped[exiting])
+            stopped, stopped_states = stopped[~exiting], stopped_states[~exiting]
+            if len(stopped):
+                waiting, which = np.unique(stopped_states, return_inverse=True)
+                todo.extend(
+                    (stopped[which == position], waiting_state)
+                    for position, waiting_state in enumerate(waiting.tolist())
+                )
+        ends, inverse = _distinct(np.concatenate(end_parts))
+        return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
+
+    def _union(self, found: list[Found]) -> Found:
+        """Branch walks merged: a token read by several branches leads to the union of
+        their targets (one union state per distinct combination)."""
+        found = [part for part in found if len(part[0])]
+        if len(found) <= 1:
+            return found[0] if found else (_NONE, _NONE)
+        tokens, ends = _concat(found)
+        shared = np.bincount(tokens, minlength=self.vocab_size)[tokens] > 1
+        if not shared.any():
+            return tokens, ends
+        by_token = np.lexsort((ends[shared], tokens[shared]))
+        shared_tokens, shared_ends = tokens[shared][by_token], ends[shared][by_token]
+        starts = np.flatnonzero(np.r_[True, shared_tokens[1:] != shared_tokens[:-1]])
+        groups = np.split(shared_ends, starts[1:])
+        union = self.parts.union  # type: ignore[union-attr]
+        combined: dict[tuple[int, ...], int] = {}
+        targets = np.empty(len(groups), np.int32)
+        for i, group in enumerate(groups):
+            key = tuple(dict.fromkeys(group.tolist()))
+            target = combined.get(key)
+            if target is None:
+                target = combined[key] = union(key)
+            targets[i] = target
+        self.table.discover(np.asarray(list(combined.values()), np.int32))
+        return (
+            np.concatenate([tokens[~shared], shared_tokens[starts]]),
+            np.concatenate([ends[~shared], targets]),
+        )
+
+
+def _concat(found: list[Found]) -> Found:
+    if len(found) == 1:
+        return found[0]
+    return np.concatenate([t for t, _ in found]), np.concatenate([e for _, e in found])
+
+
+def _distinct(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, inverse)`` with ``distinct[inverse] == states``: a dense lookup over
+    state numbers, linear where ``np.unique`` would sort a vocabulary-sized array."""
+    if not len(states):
+        return states, states
+    present = np.zeros(int(states.max()) + 1, np.bool_)
+    present[states] = True
+    distinct = np.flatnonzero(present).astype(np.int32)
+    position = np.zeros(len(present), np.int32)
+    position[distinct] = np.arange(len(distinct), dtype=np.int32)
+    return distinct, position[states]

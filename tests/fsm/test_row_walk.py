@@ -1,0 +1,163 @@
+"""Row walks that take states apart (lexemes, unions) against plain walks: the same rows.
+
+The fast path (``share_lexemes=True``, the default) must allow exactly the tokens the
+plain walk allows at every step, with the same finality, on random walks through real
+schemas over SmolLM2's vocabulary and through random small schemas over a small
+vocabulary. State numbers differ between the two, so rows are compared by walking both
+indexes in lockstep.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
+from fsm.compiler import automaton_of
+from fsm.terms import EPS, Lexeme, derivative, lexeme, literal, nullable
+
+SCHEMAS = {
+    "open object": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "required": ["name"],
+    },
+    "closed object, patterns and formats": {
+        "type": "object",
+        "properties": {
+            "email": {"type": "string", "format": "email"},
+            "zip": {"type": "string", "pattern": "^[0-9]{5}$"},
+            "when": {"type": "string", "format": "date"},
+        },
+        "required": ["email", "zip"],
+        "additionalProperties": False,
+    },
+    "array of strings and enum": {
+        "type": "array",
+        "items": {"anyOf": [{"type": "string", "maxLength": 3}, {"enum": ["red", "green"]}]},
+    },
+    "pattern properties": {
+        "type": "object",
+        "patternProperties": {"^x-": {"type": "integer"}},
+        "additionalProperties": {"type": "string"},
+    },
+    "any value": {},
+}
+
+
+@pytest.fixture(scope="module")
+def smol_vocab(smol_tokenizer) -> Vocabulary:
+    return Vocabulary.from_tokenizer(smol_tokenizer)
+
+
+def pair(spec: object, vocabulary: Vocabulary) -> tuple[TokenIndex, TokenIndex]:
+    """The same spec indexed with and without taking states apart."""
+    return tuple(  # type: ignore[return-value]
+        TokenIndex(automaton_of(spec), vocabulary, share_lexemes=share)  # type: ignore[arg-type]
+        for share in (True, False)
+    )
+
+
+def assert_same_walks(fast: TokenIndex, plain: TokenIndex, seed: int, steps: int) -> None:
+    """Random walks in lockstep: equal allowed tokens and finality at every step."""
+    rng = random.Random(seed)
+    eos = fast.vocabulary.eos_ids
+    for _ in range(4):
+        a, b = fast.initial_state, plain.initial_state
+        for _ in range(steps):
+            allowed = fast.allowed_tokens(a)
+            np.testing.assert_array_equal(allowed, plain.allowed_tokens(b))
+            np.testing.assert_array_equal(fast.bitmask(a), plain.bitmask(b))
+            assert fast.is_final(a) == plain.is_final(b)
+            choices = [t for t in allowed.tolist() if t not in eos]
+            if not choices:
+                break
+            token = rng.choice(choices)
+            a, b = fast.next_state(a, token), plain.next_state(b, token)
+            assert a >= 0 and b >= 0
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_shared_walks_equal_plain_walks_on_smol(smol_vocab, name):
+    fast, plain = pair(JsonSchema(SCHEMAS[name]), smol_vocab)
+    assert_same_walks(fast, plain, seed=len(name), steps=40)
+
+
+def test_shared_walks_follow_a_real_instance(smol_tokenizer, smol_vocab):
+    """The tokens of an instance (healing-sized pieces) are accepted by both, to the end."""
+    schema = SCHEMAS["closed object, patterns and formats"]
+    text = '{"email": "ada@example.org", "zip": "12345", "when": "2024-02-29"}'
+    fast, plain = pair(JsonSchema(schema), smol_vocab)
+    a, b = fast.initial_state, plain.initial_state
+    for token in smol_tokenizer.encode(text, add_special_tokens=False):
+        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+        assert a >= 0 and b >= 0
+    assert fast.is_final(a) and plain.is_final(b)
+
+
+def test_automata_without_parts_walk_as_before(smol_vocab):
+    """A regex has no lexemes: both settings give one and the same walk."""
+    fast, plain = pair(Regex(r"[a-z]+@[a-z]+\.(com|org)"), smol_vocab)
+    assert_same_walks(fast, plain, seed=1, steps=12)
+
+
+# ------------------------------------------------------- random schemas, small vocab
+
+WORDS = [b'"', b"a", b"b", b'"a', b'a"', b'":', b'",', b"{", b"}", b'{"', b'"}', b",", b":"]
+WORDS += [b" ", b'\\', b'\\"', b"1", b"12", b"[", b"]", b'["', b'"]', b"ab", b'b"', b"\xc3", b"\xa9"]
+
+keys = st.sampled_from(["a", "b", "ab", "a\"b"])
+leaves = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "string", "maxLength": 2},
+        {"type": "string", "pattern": "^a+$"},
+        {"type": "integer"},
+        {"enum": ["a", "ab", 1]},
+        {"const": "b"},
+    ]
+)
+schemas = st.recursive(
+    leaves,
+    lambda inner: st.one_of(
+        st.builds(lambda items: {"type": "array", "items": items}, inner),
+        st.builds(
+            lambda properties, extra: {
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": extra,
+            },
+            st.dictionaries(keys, inner, max_size=3),
+            st.one_of(st.booleans(), inner),
+        ),
+        st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=1, max_size=3)),
+    ),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=60)
+@given(schemas, st.integers(0, 1000))
+def test_shared_walks_equal_plain_walks_on_random_schemas(schema, seed):
+    vocabulary = Vocabulary.from_raw([*WORDS, None], eos_ids=len(WORDS))
+    fast, plain = pair(JsonSchema(schema), vocabulary)
+    assert_same_walks(fast, plain, seed=seed, steps=25)
+
+
+# --------------------------------------------------------------------- the term
+
+
+def test_lexeme_derivatives_stay_lexemes_and_end_in_eps():
+    word = lexeme(literal(b'"ab"'))
+    assert isinstance(word, Lexeme) and not nullable(word)
+    after = word
+    for byte in b'"ab':
+        after = derivative(after, byte)
+        assert isinstance(after, Lexeme)
+    assert derivative(after, ord('"')) is EPS
+    assert lexeme(literal(b"")) is EPS and lexeme(word) is word
