@@ -9,6 +9,7 @@ term, parser configurations) look the same to the token index.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -70,6 +71,14 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
 
     def join(self, lexeme_state: int, continuation: int) -> int:
         """The state "``lexeme_state``, then ``continuation``"."""
+        ...
+
+    def lexeme_key(self, lexeme_state: int) -> Hashable:
+        """What identifies a lexeme state across automata (``fsm.lexeme_cache``)."""
+        ...
+
+    def lexeme_state(self, key: Hashable) -> int:
+        """The state of this automaton with ``lexeme_key`` ``key``."""
         ...
 
     def branches(self, state: int) -> tuple[int, ...] | None:

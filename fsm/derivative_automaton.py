@@ -9,10 +9,12 @@ constraints affordable.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 
 import numpy as np
 
 from fsm.automaton import DEAD
+from fsm.decompose import branch_terms, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.terms import (
@@ -80,15 +82,15 @@ class DerivativeAutomaton:
         return self._exit
 
     def lexeme_split(self, state: int) -> tuple[int, int] | None:
-        """``(lexeme, rest)`` for a state ``lexeme`` or ``cat(lexeme, rest...)``."""
+        """``(lexeme, rest)`` when the state's term is a lexeme then the rest
+        (``fsm.decompose.split_lexeme``)."""
         if state in self._splits:
             return self._splits[state]
-        term = self._terms[state]
+        parts = split_lexeme(self._terms[state])
         split = None
-        if isinstance(term, Lexeme):
-            split = state, self.exit_state
-        elif _starts_with_lexeme(term):
-            split = self._intern(term.items[0]), self._intern(term.rest())  # type: ignore[attr-defined]
+        if parts is not None:
+            head, rest = parts
+            split = self._intern(head), (self.exit_state if rest is EPS else self._intern(rest))
         self._splits[state] = split
         return split
 
@@ -101,14 +103,22 @@ class DerivativeAutomaton:
             state = self._joins[key] = self._intern(joined)
         return state
 
+    def lexeme_key(self, lexeme_state: int) -> Hashable:
+        """The lexeme's term (terms compare by structure, across automata)."""
+        return self._terms[lexeme_state]
+
+    def lexeme_state(self, key: Hashable) -> int:
+        """The state of a term that ``lexeme_key`` gave."""
+        assert isinstance(key, Term)
+        return self._intern(key)
+
     def branches(self, state: int) -> tuple[int, ...] | None:
-        """The items of a union state when one of them starts with a lexeme."""
+        """The branches of a union state when one starts with a lexeme
+        (``fsm.decompose.branch_terms``)."""
         if state in self._branches:
             return self._branches[state]
-        term = self._terms[state]
-        found = None
-        if isinstance(term, Alt) and any(_starts_with_lexeme(item) for item in term.items):
-            found = tuple(self._intern(item) for item in term.items)
+        terms = branch_terms(self._terms[state])
+        found = None if terms is None else tuple(self._intern(term) for term in terms)
         self._branches[state] = found
         return found
 
@@ -188,6 +198,3 @@ class DerivativeAutomaton:
                 queue.append(target)
         return False
 
-
-def _starts_with_lexeme(term: Term) -> bool:
-    return isinstance(term, Lexeme) or (isinstance(term, Cat) and isinstance(term.items[0], Lexeme))

@@ -30,6 +30,7 @@ import numpy as np
 
 from fsm.automaton import DecomposableAutomaton
 from fsm.byte_table import ByteTable
+from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
 from fsm.trie import TokenTrie
 from fsm.trie_walk import walk_trie
 
@@ -64,11 +65,13 @@ class RowWalker:
         trie: TokenTrie,
         vocab_size: int,
         parts: DecomposableAutomaton | None,
+        shared: LexemeWalkCache | None = None,
     ) -> None:
         self.table = table
         self.trie = trie
         self.vocab_size = vocab_size
         self.parts = parts
+        self.shared = shared
         self._lexeme_roots: dict[int, _LexemeWalk] = {}
 
     def walk(self, state: int) -> Found:
@@ -82,12 +85,12 @@ class RowWalker:
         table = self.table
         expanded = state < len(table.expanded) and table.expanded[state]
         if self.parts is not None and not expanded:
-            branches = self.parts.branches(state)
-            if branches is not None:
-                return self._union([self._below(nodes, branch) for branch in branches])
             split = self.parts.lexeme_split(state)
             if split is not None:
                 return self._through_lexeme(nodes, *split)
+            branches = self.parts.branches(state)
+            if branches is not None:
+                return self._union([self._below(nodes, branch) for branch in branches])
         if not expanded:
             table.expand(state)
         tokens, ends, stopped, stopped_states = self._walk(nodes, state, NO_STOP)
@@ -120,7 +123,7 @@ class RowWalker:
         if nodes is ROOT:
             walked = self._lexeme_roots.get(lexeme)
             if walked is None:
-                walked = self._lexeme_roots[lexeme] = self._lexeme_walk(nodes, lexeme)
+                walked = self._lexeme_roots[lexeme] = self._root_walk(lexeme)
         else:
             walked = self._lexeme_walk(nodes, lexeme)
         exit_state, join = self.parts.exit_state, self.parts.join
@@ -133,6 +136,23 @@ class RowWalker:
         if len(walked.exits):
             found.append(self._below(walked.exits, rest))
         return _concat(found)
+
+    def _root_walk(self, lexeme: int) -> _LexemeWalk:
+        """A lexeme's walk from the root, from the vocabulary's cache when another index
+        walked an equal lexeme (its end states renumbered for this automaton)."""
+        parts, shared = self.parts, self.shared
+        assert parts is not None
+        if shared is None:
+            return self._lexeme_walk(ROOT, lexeme)
+        key = parts.lexeme_key(lexeme)
+        known = shared.get(key)
+        if known is not None:
+            ends = np.asarray([parts.lexeme_state(end) for end in known.end_keys], np.int32)
+            return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
+        walked = self._lexeme_walk(ROOT, lexeme)
+        end_keys = tuple(parts.lexeme_key(end) for end in walked.ends.tolist())
+        shared.put(key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits))
+        return walked
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
         """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does."""

@@ -69,8 +69,9 @@ class TokenIndex:
         eager: build every reachable row now.
         progress: called with ``(rows done, rows known)`` during an eager build.
         share_lexemes: walk a lexeme (a JSON string) once and share the walk between
-            the states it starts (``fsm.row_walk``); False walks every state on its own
-            (the reference the tests and benchmarks compare with; same rows).
+            the states it starts, and with other indexes over the vocabulary
+            (``fsm.row_walk``, ``vocabulary.lexeme_walks``); False walks every state
+            on its own (the reference the tests and benchmarks compare with; same rows).
 
     Example:
         >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", None], eos_ids=3)
@@ -98,7 +99,10 @@ class TokenIndex:
         self._bytes = ByteTable(automaton, self.max_states)
         parts = automaton if isinstance(automaton, DecomposableAutomaton) else None
         self._parts = parts if share_lexemes else None
-        self._walker = RowWalker(self._bytes, vocabulary.trie, vocabulary.size, self._parts)
+        shared = vocabulary.lexeme_walks if self._parts is not None else None
+        self._walker = RowWalker(
+            self._bytes, vocabulary.trie, vocabulary.size, self._parts, shared
+        )
         # Token rows, in build order.
         self._row_of: dict[int, int] = {}
         self._allowed: list[np.ndarray] = []

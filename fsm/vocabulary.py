@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from fsm.errors import InvalidVocabulary
+from fsm.lexeme_cache import LexemeWalkCache
 from fsm.trie import TokenTrie
 
 SENTENCEPIECE_SPACE = "\u2581"  # ▁
@@ -230,6 +231,11 @@ class Vocabulary:
     def trie(self) -> TokenTrie:
         """The flat trie of the text tokens (end ids excluded), built on first use."""
         return TokenTrie.build(self.token_bytes, exclude=self.eos_ids)
+
+    @cached_property
+    def lexeme_walks(self) -> LexemeWalkCache:
+        """Lexeme walks shared by every token index over this vocabulary (bounded)."""
+        return LexemeWalkCache()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Vocabulary) and other.fingerprint == self.fingerprint

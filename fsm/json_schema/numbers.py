@@ -203,11 +203,27 @@ class NumberChecker:
             signs = [match["esign"] or b"+"]
         prefix = match["exp"].decode()
         for sign in signs:
-            for exponent in _exponents_with_prefix(prefix):
+            for exponent in _exponents_with_prefix(prefix):  # increasing
                 value = mantissa.scaleb(-exponent if sign == b"-" else exponent)
-                if abs(value.adjusted()) <= MAX_EXPONENT and self._value_ok(value):
+                if abs(value.adjusted()) > MAX_EXPONENT or self._beyond(value, sign == b"+"):
+                    break
+                if self._value_ok(value):
                     return True
         return False
+
+    def _beyond(self, value: Decimal, growing: bool) -> bool:
+        """Whether ``value`` and every later one fail, as the exponent keeps growing
+        (``growing``: the magnitude grows with it, else shrinks towards zero)."""
+        if growing:
+            if value > 0:
+                return self.maximum is not None and value > self.maximum
+            return self.minimum is not None and value < self.minimum
+        with localcontext(_CONTEXT):
+            if self.integer and value != value.to_integral_value():
+                return True  # dividing a non-integer by ten never gives an integer
+        if value > 0:
+            return self.minimum is not None and 0 < self.minimum and value < self.minimum
+        return self.maximum is not None and self.maximum < 0 and value > self.maximum
 
 
 def _exponents_with_prefix(prefix: str) -> Iterator[int]:

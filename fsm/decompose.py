@@ -1,0 +1,118 @@
+"""Taking a term apart for shared token walks: a lexeme then the rest, or branches.
+
+``split_lexeme(term)`` finds ``term = cat(head, rest)`` with ``head`` prefix-free, so a
+token read inside ``head`` does not depend on ``rest`` (``fsm.row_walk``). The head is
+a declared ``Lexeme``, or a single byte (``}``, ``]``) after optional separators, found
+after at most a few separator items (whitespace, ``,``) that never use a byte the head
+may start with. (Plain literals are left alone: splitting ``true`` into lexemes saves
+nothing and would number its states apart from a byte walk's.) Such a
+concatenation is prefix-free: in any of its strings, the separators end just before
+the first byte that can start the head, so two strings of it, one a prefix of the
+other, have equal separators and then heads one a prefix of the other, which a
+prefix-free head forbids.
+
+``branch_terms(term)`` gives the branches of a union state, with concatenation
+distributed over a union (or a thunk whose body is one) at its head, when some branch
+splits. Both are exact rewrites: the language of the term is unchanged.
+"""
+
+from __future__ import annotations
+
+from fsm.terms import (
+    EMPTY,
+    EPS,
+    Alt,
+    Bytes,
+    Cat,
+    Lexeme,
+    Repeat,
+    Term,
+    Thunk,
+    cat,
+    first_bytes,
+    lexeme,
+    nullable,
+)
+
+MAX_SEPARATORS = 4
+"""Separator items looked at before a head (whitespace, a comma, a colon)."""
+
+_SEPARATOR_BUDGET = 24
+"""Sub-terms a separator may have: separators are small, anything larger is content."""
+
+
+def split_lexeme(term: Term) -> tuple[Term, Term] | None:
+    """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme, or None."""
+    if isinstance(term, Lexeme):
+        return term, EPS
+    if not isinstance(term, Cat):
+        return None
+    items = term.items
+    if isinstance(items[0], Lexeme):
+        return items[0], term.rest()
+    used, optional = 0, False
+    for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
+        if position > 0 and (isinstance(item, Lexeme) or (isinstance(item, Bytes) and optional)):
+            starts = item.mask if isinstance(item, Bytes) else first_bytes(item)
+            if used & starts:
+                return None
+            return lexeme(cat(*items[: position + 1])), cat(*items[position + 1 :])
+        alphabet = _alphabet(item, [_SEPARATOR_BUDGET])
+        if alphabet is None:
+            return None
+        used |= alphabet
+        optional = optional or nullable(item)
+    return None
+
+
+def branch_terms(term: Term) -> tuple[Term, ...] | None:
+    """The branches of a union state when one of them splits into a lexeme, or None.
+
+    A union's items; a concatenation whose head is a union (or a thunk whose body is
+    one): ``cat(alt(a, b), k) == alt(cat(a, k), cat(b, k))``."""
+    if isinstance(term, Alt):
+        branches = tuple(term.items)
+    elif isinstance(term, Cat):
+        head = _union_of(term.items[0])
+        if head is None:
+            return None
+        rest = term.rest()
+        branches = tuple(cat(item, rest) for item in head.items)
+    else:
+        head = _union_of(term)
+        if head is None:
+            return None
+        branches = tuple(head.items)
+    if any(split_lexeme(branch) is not None for branch in branches):
+        return branches
+    return None
+
+
+def _union_of(term: Term) -> Alt | None:
+    """``term`` as a union: itself, or the body of a thunk (built if need be)."""
+    if isinstance(term, Thunk):
+        term = term.body()
+    return term if isinstance(term, Alt) else None
+
+
+def _alphabet(term: Term, budget: list[int]) -> int | None:
+    """Mask of every byte a string of a small separator term may hold; None when the
+    term is not a plain small regular term (a thunk, a check, a complement...)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    if term is EPS or term is EMPTY:
+        return 0
+    if isinstance(term, Bytes):
+        return term.mask
+    if isinstance(term, Repeat):
+        return _alphabet(term.item, budget)
+    if isinstance(term, Cat | Alt):
+        mask = 0
+        for item in term.items:
+            part = _alphabet(item, budget)
+            if part is None:
+                return None
+            mask |= part
+        return mask
+    return None

@@ -1,0 +1,77 @@
+"""``LexemeWalkCache``: lexeme walks shared by every token index over one vocabulary.
+
+A lexeme's walk from the trie's root (which tokens it reads, the lexeme state each ends
+in, where the lexeme ends inside the trie) depends only on the lexeme and the
+vocabulary. JSON strings, formats and patterns recur across schemas, so a service that
+sees a new schema per request walks ``{"type": "string"}`` once per vocabulary, not
+once per schema. Entries are keyed by the lexeme's identity across automata
+(``DecomposableAutomaton.lexeme_key``, a term for ``DerivativeAutomaton``), and the
+end states are kept as keys too, so an index numbers them its own way on a hit.
+
+Bounded by bytes (least recently used first out); one lock; owned by the
+``Vocabulary`` (``vocabulary.lexeme_walks``), so it goes away with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_MAX_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class SharedLexemeWalk:
+    """A root walk: ``tokens``, their end states ``end_keys[inverse]`` (as keys), and
+    the trie nodes with children where the lexeme ends."""
+
+    tokens: np.ndarray
+    inverse: np.ndarray
+    end_keys: tuple[Hashable, ...]
+    exits: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes)
+
+
+class LexemeWalkCache:
+    """Least-recently-used lexeme walks, at most ``max_bytes`` of arrays in all."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._walks: OrderedDict[Hashable, SharedLexemeWalk] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> SharedLexemeWalk | None:
+        with self._lock:
+            walk = self._walks.get(key)
+            if walk is not None:
+                self._walks.move_to_end(key)
+            return walk
+
+    def put(self, key: Hashable, walk: SharedLexemeWalk) -> None:
+        if walk.nbytes > self.max_bytes:
+            return
+        with self._lock:
+            old = self._walks.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            self._walks[key] = walk
+            self._bytes += walk.nbytes
+            while self._bytes > self.max_bytes:
+                _, evicted = self._walks.popitem(last=False)
+                self._bytes -= evicted.nbytes
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of arrays held."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._walks)
