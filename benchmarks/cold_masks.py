@@ -21,6 +21,9 @@ the shared machine and a runaway compile is killed at ``--timeout``.
 
 ``--before TREE`` adds a second copy of ours imported from another checkout (e.g. a
 ``git worktree`` of an older commit), interleaved with the rest: before/after in one run.
+``--isolated`` adds ours with the vocabulary's shared lexeme walks
+(``vocabulary.lexeme_walks``) dropped before every compile: each schema then pays for
+its JSON strings and formats as if it were the first one the process saw.
 """
 
 from __future__ import annotations
@@ -158,9 +161,13 @@ CASES: dict[str, tuple[str, Any, Any]] = {
 # ------------------------------------------------------------ one step = mask + advance
 
 
+ISOLATED = "#isolated"
+
+
 def _adapter(name: str) -> str:
-    """``seqstate@TREE`` (ours from another checkout) uses the ``seqstate`` adapter."""
-    return name.partition("@")[0]
+    """``seqstate@TREE`` (ours from another checkout) and ``seqstate#isolated`` use the
+    ``seqstate`` adapter."""
+    return name.partition("@")[0].removesuffix(ISOLATED)
 
 
 def _steps(name: str, engine: Any, handle: Any, tokens: list[int]) -> tuple[list[int], bool]:
@@ -205,6 +212,8 @@ def _peer_step(name: str, engine: Any, handle: Any, token: int) -> bool:
 
 def _walk_fresh(name: str, engine: Engine, kind: str, source: Any, tokens: list[int]) -> dict:
     """Fresh compile (first mask included), cold walk, then warm walk of one instance."""
+    if name.endswith(ISOLATED):
+        engine.vocab.lexeme_walks.clear()
     start = time.perf_counter_ns()
     ours = _adapter(name) == "seqstate"
     handle = engine.compile(kind, source, "lazy" if ours else "default")
@@ -316,6 +325,8 @@ HEADERS = [
 
 
 def _label(name: str) -> str:
+    if name.endswith(ISOLATED):
+        return "seqstate, no shared walks"
     return "seqstate before" if "@" in name else name
 
 
@@ -367,6 +378,9 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
         if "llguidance" in peers:
             p99 = percentile(ours["cold"], 99) / percentile(peers["llguidance"]["cold"], 99)
             line += f"; cold p99 / llguidance's: {p99:.1f}x"
+        isolated = records.get(f"seqstate{ISOLATED}")
+        if isolated and isolated["totals"]:
+            line += f"; ours without shared walks {fmt(median(isolated['totals']), 2)} ms"
         before = next((r for n, r in records.items() if "@" in n and r["totals"]), None)
         if before:
             line += f"; before / after: {median(before['totals']) / median(ours['totals']):.1f}x"
@@ -404,6 +418,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--before", help="also run ours from this other checkout")
+    parser.add_argument(
+        "--isolated", action="store_true", help="also run ours without shared lexeme walks"
+    )
     parser.add_argument("--json", help="also dump the raw results to this file")
     parser.add_argument("--write", action="store_true", help="write to docs/benchmarks.md")
     return parser.parse_args()
@@ -415,6 +432,8 @@ def main() -> None:
     names = [n.strip() for n in args.engines.split(",") if n.strip()]
     if args.before:
         names.insert(0, f"seqstate@{args.before}")
+    if args.isolated:
+        names.insert(0, f"seqstate{ISOLATED}")
     for name in names:
         if name in MODULES and not have(MODULES[name]):
             print(f"note: {name} is not installed (pip install -e '.[peers]'); skipped")

@@ -28,6 +28,7 @@ class ByteTable:
         self.final = np.zeros(16, np.bool_)
         self.discovered = np.zeros(16, np.bool_)
         self.num_states = 0
+        self.budget: int | None = None  # expansions left to the current row, if bounded
 
     def is_known(self, state: int) -> bool:
         """Whether ``state`` has been discovered."""
@@ -45,7 +46,15 @@ class ByteTable:
         return bool(self.final[state])
 
     def expand(self, state: int) -> np.ndarray:
-        """Copy ``state``'s successors into the table; returns its live successors."""
+        """Copy ``state``'s successors into the table; returns its live successors.
+        Raises ``ConstraintTooLarge`` when a bounded row has spent its ``budget``."""
+        if self.budget is not None:
+            if self.budget <= 0:
+                raise ConstraintTooLarge(
+                    "one mask of this constraint needs more automaton states than "
+                    "max_row_states allows; simplify the constraint or raise max_row_states"
+                )
+            self.budget -= 1
         successors, final = self.automaton.expand(state)
         successors = np.asarray(successors)
         if successors.shape != (256,) or successors.dtype.kind not in "iu":

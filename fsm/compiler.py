@@ -9,7 +9,7 @@ from fsm.automaton import ByteAutomaton
 from fsm.cache import IndexCache
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.errors import InvalidSpec, Unsatisfiable
-from fsm.limits import DEFAULT_MAX_STATES
+from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.satisfiable import empty_because
 from fsm.terms import Term
 from fsm.token_index import TokenIndex
@@ -54,6 +54,7 @@ def compile_index(
     cache: IndexCache | None = None,
     eager: bool = False,
     max_states: int = DEFAULT_MAX_STATES,
+    max_row_states: int = DEFAULT_MAX_ROW_STATES,
     progress: Callable[[int, int], None] | None = None,
 ) -> TokenIndex:
     """The token index of ``spec`` over ``vocabulary``; built once per cache key.
@@ -69,6 +70,8 @@ def compile_index(
             specs share one index; ``None`` builds a new one.
         eager: build every reachable row now.
         max_states: cap on automaton states (``ConstraintTooLarge`` past it).
+        max_row_states: cap on the states one mask may expand, so no single decode
+            step stalls (``ConstraintTooLarge`` past it).
         progress: called with ``(rows done, rows known)`` during an eager build.
 
     Example:
@@ -81,7 +84,12 @@ def compile_index(
     def build() -> TokenIndex:
         automaton = automaton_of(spec, max_states=max_states)
         return TokenIndex(
-            automaton, vocabulary, max_states=max_states, eager=eager, progress=progress
+            automaton,
+            vocabulary,
+            max_states=max_states,
+            eager=eager,
+            progress=progress,
+            max_row_states=max_row_states,
         )
 
     if cache is None:

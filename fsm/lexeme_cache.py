@@ -34,6 +34,12 @@ class SharedLexemeWalk:
     end_keys: tuple[Hashable, ...]
     exits: np.ndarray
 
+    def clear(self) -> None:
+        """Drop every walk (the next index walks its lexemes afresh)."""
+        with self._lock:
+            self._walks.clear()
+            self._bytes = 0
+
     @property
     def nbytes(self) -> int:
         return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes)
@@ -67,6 +73,12 @@ class LexemeWalkCache:
             while self._bytes > self.max_bytes:
                 _, evicted = self._walks.popitem(last=False)
                 self._bytes -= evicted.nbytes
+
+    def clear(self) -> None:
+        """Drop every walk (the next index walks its lexemes afresh)."""
+        with self._lock:
+            self._walks.clear()
+            self._bytes = 0
 
     @property
     def nbytes(self) -> int:

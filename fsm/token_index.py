@@ -38,7 +38,7 @@ from fsm.automaton import DEAD, ByteAutomaton, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import FsmError
-from fsm.limits import DEFAULT_MAX_STATES
+from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.row_walk import RowWalker
 from fsm.trie_walk import order_by_token, pack_bitmask
 from fsm.vocabulary import Vocabulary
@@ -72,6 +72,8 @@ class TokenIndex:
             the states it starts, and with other indexes over the vocabulary
             (``fsm.row_walk``, ``vocabulary.lexeme_walks``); False walks every state
             on its own (the reference the tests and benchmarks compare with; same rows).
+        max_row_states: cap on the automaton states one row may expand, a bound on
+            the work of one decode step (``ConstraintTooLarge`` past it).
 
     Example:
         >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", None], eos_ids=3)
@@ -90,10 +92,12 @@ class TokenIndex:
         eager: bool = False,
         progress: Callable[[int, int], None] | None = None,
         share_lexemes: bool = True,
+        max_row_states: int = DEFAULT_MAX_ROW_STATES,
     ) -> None:
         self.automaton = automaton
         self.vocabulary = vocabulary
         self.max_states = int(max_states)
+        self.max_row_states = int(max_row_states)
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
@@ -298,7 +302,11 @@ class TokenIndex:
 
     def _build_row(self, state: int) -> int:
         self._check_state(state)
-        tokens, ends = self._walker.walk(state)
+        self._bytes.budget = self.max_row_states
+        try:
+            tokens, ends = self._walker.walk(state)
+        finally:
+            self._bytes.budget = None
         tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
         if self._accepts(state):
             at = np.searchsorted(tokens, self._eos)

@@ -339,6 +339,19 @@ def test_state_cap_raises_instead_of_hanging():
     assert small.num_rows_built == 52
 
 
+def test_one_row_is_bounded_by_max_row_states():
+    """A row whose walk must expand more states than ``max_row_states`` (tokens of 64
+    'a's over ``a{0,1000}b``) fails with a typed error; the bound is per row, so a
+    smaller row on the same index still builds, and a larger bound lets it through."""
+    vocabulary = Vocabulary.from_raw([b"a", b"a" * 64, b"b", None], eos_ids=3)
+    index = TokenIndex(CountingAutomaton(limit=1_000), vocabulary, max_row_states=10)
+    with pytest.raises(ConstraintTooLarge, match="max_row_states"):
+        index.allowed_tokens(index.initial_state)
+    assert index.allowed_tokens(1).tolist() == [3]  # the final state: only the end id
+    roomy = TokenIndex(CountingAutomaton(limit=1_000), vocabulary, max_row_states=100)
+    assert roomy.allowed_tokens(roomy.initial_state).tolist() == [0, 1, 2]
+
+
 def test_broken_automata_give_typed_errors():
     class Short:
         initial = 0
