@@ -77,9 +77,11 @@ class ByteTable:
         top = int(states.max())
         self._check_bound(top)
         self.reserve(top + 1)
-        new = np.unique(states[~self.discovered[states]])
-        self.discovered[new] = True
-        self.num_states += len(new)
+        new = states[~self.discovered[states]]
+        if len(new):
+            new = np.unique(new)
+            self.discovered[new] = True
+            self.num_states += len(new)
 
     def reserve(self, count: int) -> None:
         """Make the per-state arrays hold at least ``count`` states (doubling)."""

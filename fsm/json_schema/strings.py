@@ -8,6 +8,7 @@ points and a pattern sees the text, not its escapes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from fsm.errors import UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.formats import format_content
@@ -27,8 +28,11 @@ def count(value: object, default: int | None) -> int | None:
     return int(value)
 
 
+@lru_cache(maxsize=256)
 def pattern_content(pattern: str) -> Term:
-    """Encoded string contents in which ``pattern`` finds a match (ECMA ``search``)."""
+    """Encoded string contents in which ``pattern`` finds a match (ECMA ``search``).
+    The last 256 patterns are kept: schemas repeat patterns, and a kept term keeps its
+    derivatives (bounded by its automaton) for the next schema."""
     return search_term(pattern, encode_char=json_string_encoding)
 
 

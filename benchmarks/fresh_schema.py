@@ -1,0 +1,178 @@
+"""A fresh JSON schema per request, end to end: first-request tokens/s against warm.
+
+Services see a new schema on most requests (tool calls, per-user schemas). Each
+request here is ``prompt + ss.json(schema)`` on the default model, greedy, with a
+schema the process has not seen: three shapes (a person with an email, a product with a
+pattern and a number, an event with a date-time and an array of objects) whose keys are
+drawn at random, so every schema is new but its strings and formats are the usual ones.
+The same request is then sent again: its index is cached, so the second is warm.
+Reported: generated tokens/s of first and second requests (medians over schemas) and
+the median of the per-schema ratios.
+
+Each tree runs in its own process (one model load each); ``--before TREE`` runs an
+older checkout too (a ``git worktree``), the two alternating round by round on the same
+schemas, so the ratio of ratios compares them under the same machine load.
+
+    .venv/bin/python benchmarks/fresh_schema.py [--schemas 12] [--rounds 2]
+        [--max-tokens 48] [--before TREE] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import command_line, fmt, markdown_table, median, run_header, write_section
+
+SECTION = "A fresh schema per request (end to end)"
+HERE = Path(__file__).resolve().parent
+WORDS = (
+    "name title label owner city country street email phone contact price cost amount "
+    "count total status state kind category color size weight height width depth note "
+    "summary comment author editor start finish deadline created updated version code "
+    "sku model brand vendor rating score level rank region zone area topic subject guest "
+    "host venue room seat table order item product service plan tier budget quota"
+).split()
+
+
+def schemas(count: int, seed: int) -> list[dict]:
+    """``count`` schemas of three shapes with random keys (no two schemas alike)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        keys = rng.sample(WORDS, 5)
+        suffix = f"_{i}"
+        text = {"type": "string", "maxLength": 16}
+        shape = i % 3
+        if shape == 0:
+            properties = {
+                keys[0] + suffix: text,
+                keys[1]: {"type": "integer", "minimum": 0, "maximum": 120},
+                keys[2]: {"type": "string", "format": "email"},
+            }
+        elif shape == 1:
+            properties = {
+                keys[0] + suffix: text,
+                keys[1]: {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{4}$"},
+                keys[2]: {"type": "number", "minimum": 0},
+                keys[3]: {"type": "boolean"},
+            }
+        else:
+            properties = {
+                keys[0] + suffix: text,
+                keys[1]: {"type": "string", "format": "date-time"},
+                keys[2]: {
+                    "type": "array",
+                    "maxItems": 2,
+                    "items": {
+                        "type": "object",
+                        "properties": {keys[3]: text, keys[4]: {"type": "boolean"}},
+                        "required": [keys[3], keys[4]],
+                    },
+                },
+            }
+        out.append({"type": "object", "properties": properties, "required": list(properties)})
+    return out
+
+
+def _request(prompt: Any, schema: dict, max_tokens: int) -> dict:
+    import seqstate as ss
+
+    start = time.perf_counter()
+    out = prompt + ss.json(schema, max_tokens=max_tokens, name="value")
+    seconds = time.perf_counter() - start
+    generated = len(out.token_ids[0][0]) - len(prompt.token_ids[0][0])
+    return {"tokens": generated, "seconds": seconds}
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One process: load the model, then a first and a second request per schema."""
+    import seqstate as ss
+
+    model = ss.load_model()
+    prompt = model.chat([{"role": "user", "content": "Fill in a JSON record."}])
+    prompt = prompt + ss.gen(max_tokens=1)  # the prompt's KV cache, computed once
+    _request(prompt, {"type": "array", "items": {"type": "boolean"}}, 4)  # warm-up
+    results = []
+    for schema in schemas(args.schemas, args.seed):
+        first = _request(prompt, schema, args.max_tokens)
+        second = _request(prompt, schema, args.max_tokens)
+        results.append({"first": first, "second": second})
+    print(json.dumps(results))
+
+
+def _run(tree: Path, args: argparse.Namespace, seed: int) -> list[dict]:
+    command = [
+        sys.executable,
+        str(HERE / "fresh_schema.py"),
+        "--worker",
+        f"--schemas={args.schemas}",
+        f"--max-tokens={args.max_tokens}",
+        f"--seed={seed}",
+    ]
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _rate(request: dict) -> float:
+    return request["tokens"] / request["seconds"]
+
+
+def summary(results: list[dict]) -> list[object]:
+    first = [_rate(r["first"]) for r in results]
+    second = [_rate(r["second"]) for r in results]
+    ratios = [a / b for a, b in zip(first, second)]
+    return [fmt(median(first), 1), fmt(median(second), 1), fmt(median(ratios), 2)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--schemas", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--before", help="an older checkout to compare with")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    trees = {"this tree": HERE.parent}
+    if args.before:
+        trees = {"before": Path(args.before).resolve(), **trees}
+    collected: dict[str, list[dict]] = {name: [] for name in trees}
+    for round_ in range(args.rounds):
+        order = list(trees.items())
+        for name, tree in order if round_ % 2 == 0 else order[::-1]:
+            collected[name] += _run(tree, args, seed=args.seed + round_)
+            print(f"round {round_ + 1}: {name} done", flush=True)
+    headers = [
+        "tree",
+        "first request tok/s (p50)",
+        "second request tok/s (p50)",
+        "first / second (p50 of per-schema ratios)",
+    ]
+    rows = [[name, *summary(results)] for name, results in collected.items()]
+    body = (
+        run_header(command_line())
+        + f"\n\n{args.schemas} fresh schemas x {args.rounds} rounds, SmolLM2-135M-Instruct, "
+        + f"greedy, at most {args.max_tokens} tokens each.\n\n"
+        + markdown_table(headers, rows)
+        + "\n"
+    )
+    print(body)
+    if not args.no_write:
+        write_section(SECTION, body)
+
+
+if __name__ == "__main__":
+    main()
