@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 
 from fsm.json_schema.numbers import NumberChecker
 from fsm.terms import (
@@ -122,7 +123,7 @@ def string_except(names: Iterable[str]) -> Term:
 
 def _except_node(node: dict) -> Term:
     children = [c for c in node if c is not None]
-    options = [cat(_other_char(children), star(JSON_CHAR), QUOTE)]
+    options = [cat(_other_char(frozenset(children)), star(JSON_CHAR), QUOTE)]
     if None not in node:
         options.append(QUOTE)
     options.extend(
@@ -131,8 +132,10 @@ def _except_node(node: dict) -> Term:
     return alt(*options)
 
 
-def _other_char(excluded: list[str]) -> Term:
-    """One string character other than ``excluded``, in its JSON encoding."""
+@lru_cache(maxsize=256)
+def _other_char(excluded: frozenset[str]) -> Term:
+    """One string character other than ``excluded``, in its JSON encoding (the last 256
+    sets kept: key names share first letters, and a kept term keeps its derivatives)."""
     if any(ord(c) >= 0x80 for c in excluded):
         return json_string_term(complement_ranges(chars_to_ranges(excluded)))
     codes = {ord(c) for c in excluded}

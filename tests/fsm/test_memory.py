@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import weakref
 
+import numpy as np
+
 import fsm
 
 BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
@@ -44,3 +46,30 @@ def test_an_index_cache_keeps_at_most_its_bound():
     gc.collect()
     alive = [n for n, ref in enumerate(refs, start=1) if ref() is not None]
     assert alive == [4, 5]
+
+
+def test_shared_lexeme_walks_are_bounded_and_reused():
+    """The vocabulary's lexeme walks serve a second index (no new entry), stay within
+    their byte bound (least recently used out) and can be dropped."""
+    from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
+
+    vocabulary = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
+    first = fsm.compile_index(fsm.JsonSchema(SCHEMA), vocabulary)
+    walk(first, b'{"name":"x"}')
+    held = len(vocabulary.lexeme_walks)
+    assert held > 0
+    second = fsm.compile_index(fsm.JsonSchema(SCHEMA), vocabulary)
+    assert second.is_final(walk(second, b'{"name":"x"}'))
+    assert len(vocabulary.lexeme_walks) == held
+
+    def entry(size: int) -> SharedLexemeWalk:
+        array = np.zeros(size, np.int32)
+        return SharedLexemeWalk(array, array, (), array[:0])
+
+    cache = LexemeWalkCache(max_bytes=1000)
+    for key in range(5):
+        cache.put(key, entry(40))  # 320 bytes each
+    assert cache.nbytes <= 1000 and len(cache) == 3
+    assert cache.get(0) is None and cache.get(4) is not None
+    cache.clear()
+    assert len(cache) == 0 and cache.nbytes == 0
