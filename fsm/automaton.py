@@ -86,8 +86,10 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         (walking them one by one shares their lexeme walks); None otherwise."""
         ...
 
-    def union(self, states: tuple[int, ...]) -> int:
-        """The state accepting what any of ``states`` accepts."""
+    def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
+        """The state accepting what any item accepts; an item is a state, or a pair
+        ``(lexeme state, continuation)`` standing for their ``join`` (so a join that
+        only feeds a union is never numbered on its own)."""
         ...
 
     def accepts(self, state: int) -> bool:

@@ -34,6 +34,9 @@ class ByteTable:
         """Whether ``state`` has been discovered."""
         return 0 <= state < len(self.discovered) and bool(self.discovered[state])
 
+    def is_expanded(self, state: int) -> bool:
+        return state < len(self.expanded) and bool(self.expanded[state])
+
     def row(self, state: int) -> np.ndarray:
         """``state``'s 256 successors, expanding it on first use."""
         if not self.expanded[state]:

@@ -2,7 +2,7 @@
 
 ``split_lexeme(term)`` finds ``term = cat(head, rest)`` with ``head`` prefix-free, so a
 token read inside ``head`` does not depend on ``rest`` (``fsm.row_walk``). The head is
-a declared ``Lexeme``, or a single byte (``}``, ``]``) after optional separators, found
+a declared ``Lexeme``, or a single byte (``}``, ``]``) after optional whitespace, found
 after at most a few separator items (whitespace, ``,``) that never use a byte the head
 may start with. (Plain literals are left alone: splitting ``true`` into lexemes saves
 nothing and would number its states apart from a byte walk's.) Such a
@@ -37,6 +37,10 @@ from fsm.terms import (
 MAX_SEPARATORS = 4
 """Separator items looked at before a head (whitespace, a comma, a colon)."""
 
+_WHITESPACE = sum(1 << b for b in b" \t\n\r")
+"""A single byte heads a lexeme only after optional whitespace (JSON's ``ws }``): in a
+regex, splitting ``(,[0-9]{3})*\.`` saves nothing."""
+
 _SEPARATOR_BUDGET = 24
 """Sub-terms a separator may have: separators are small, anything larger is content."""
 
@@ -61,7 +65,7 @@ def split_lexeme(term: Term) -> tuple[Term, Term] | None:
         if alphabet is None:
             return None
         used |= alphabet
-        optional = optional or nullable(item)
+        optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
     return None
 
 

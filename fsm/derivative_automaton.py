@@ -48,7 +48,7 @@ class DerivativeAutomaton:
         self._splits: dict[int, tuple[int, int] | None] = {}
         self._joins: dict[tuple[int, int], int] = {}
         self._branches: dict[int, tuple[int, ...] | None] = {}
-        self._unions: dict[tuple[int, ...], int] = {}
+        self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._exit: int | None = None
 
     @property
@@ -122,14 +122,18 @@ class DerivativeAutomaton:
         self._branches[state] = found
         return found
 
-    def union(self, states: tuple[int, ...]) -> int:
-        """The state of ``alt`` over ``states``."""
-        if len(states) == 1:
-            return states[0]
-        state = self._unions.get(states)
+    def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
+        """The state of ``alt`` over the items (a state, or a lexeme and its
+        continuation, concatenated here without numbering the concatenation)."""
+        state = self._unions.get(items)
         if state is None:
-            joined = alt(*(self._terms[s] for s in states))
-            state = self._unions[states] = self._intern(joined)
+            terms = (
+                self._terms[item]
+                if isinstance(item, int)
+                else cat(self._terms[item[0]], self._terms[item[1]])
+                for item in items
+            )
+            state = self._unions[items] = self._intern(alt(*terms))
         return state
 
     def accepts(self, state: int) -> bool:

@@ -19,7 +19,11 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
   that several branches read leads to the union of where each leads (``union``).
 
 Rows come out the same as a plain walk's, up to state numbering (the tests compare
-them by walking both).
+them by walking both). Targets are numbered lazily: during a walk a token inside a
+lexeme leads to a *deferred* join (a negative code standing for "lexeme state, then
+``K``"), and only the targets a row keeps are numbered at its end. A join that only
+feeds a union (an object key that both a named key and "any other key" read) is never
+numbered, which keeps the automaton from filling with states no row hands out.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
 
 Found = tuple[np.ndarray, np.ndarray]
-"""Tokens and the state each leads to, aligned."""
+"""Tokens and the target each leads to, aligned: a state, or a deferred join's code."""
 
 
 @dataclass(frozen=True)
@@ -73,17 +77,24 @@ class RowWalker:
         self.parts = parts
         self.shared = shared
         self._lexeme_roots: dict[int, _LexemeWalk] = {}
+        self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
+        self._pairs: list[tuple[int, int]] = []  # the same, by code
 
     def walk(self, state: int) -> Found:
-        """Every non-end token read from ``state`` and the state it leads to."""
-        return self._below(ROOT, state)
+        """Every non-end token read from ``state`` and the state it leads to (the
+        states discovered in ``table``)."""
+        self._deferred, self._pairs = {}, []
+        tokens, targets = self._below(ROOT, state)
+        ends = self._number(targets)
+        self.table.discover(ends)
+        return tokens, ends
 
     # ------------------------------------------------------------------ parts
 
     def _below(self, nodes: np.ndarray, state: int) -> Found:
         """Tokens strictly below ``nodes`` (disjoint subtrees), entered in ``state``."""
         table = self.table
-        expanded = state < len(table.expanded) and table.expanded[state]
+        expanded = table.is_expanded(state)
         if self.parts is not None and not expanded:
             split = self.parts.lexeme_split(state)
             if split is not None:
@@ -126,12 +137,11 @@ class RowWalker:
                 walked = self._lexeme_roots[lexeme] = self._root_walk(lexeme)
         else:
             walked = self._lexeme_walk(nodes, lexeme)
-        exit_state, join = self.parts.exit_state, self.parts.join
+        exit_state = self.parts.exit_state
         targets = np.asarray(
-            [rest if end == exit_state else join(end, rest) for end in walked.ends.tolist()],
+            [rest if end == exit_state else self._defer(end, rest) for end in walked.ends.tolist()],
             np.int32,
         )
-        self.table.discover(targets)
         found = [(walked.tokens, targets[walked.inverse])]
         if len(walked.exits):
             found.append(self._below(walked.exits, rest))
@@ -158,12 +168,11 @@ class RowWalker:
         """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does."""
         assert self.parts is not None
         exit_state = self.parts.exit_state
-        self.table.discover(np.asarray([exit_state, lexeme], np.int32))
         token_parts, end_parts, exit_parts = [], [], []
         todo = [(nodes, lexeme)]
         while todo:
             below, state = todo.pop()
-            if not self.table.expanded[state]:
+            if not self.table.is_expanded(state):
                 self.table.expand(state)
             tokens, ends, stopped, stopped_states = self._walk(below, state, exit_state)
             token_parts.append(tokens)
@@ -194,20 +203,50 @@ class RowWalker:
         shared_tokens, shared_ends = tokens[shared][by_token], ends[shared][by_token]
         starts = np.flatnonzero(np.r_[True, shared_tokens[1:] != shared_tokens[:-1]])
         groups = np.split(shared_ends, starts[1:])
-        union = self.parts.union  # type: ignore[union-attr]
         combined: dict[tuple[int, ...], int] = {}
         targets = np.empty(len(groups), np.int32)
         for i, group in enumerate(groups):
             key = tuple(dict.fromkeys(group.tolist()))
             target = combined.get(key)
             if target is None:
-                target = combined[key] = union(key)
+                target = combined[key] = self._union_of(key)
             targets[i] = target
-        self.table.discover(np.asarray(list(combined.values()), np.int32))
         return (
             np.concatenate([tokens[~shared], shared_tokens[starts]]),
             np.concatenate([ends[~shared], targets]),
         )
+
+
+    def _defer(self, lexeme_end: int, rest: int) -> int:
+        """The code of "``lexeme_end``, then ``rest``" for this walk (-2, -3, ...)."""
+        key = lexeme_end, rest
+        code = self._deferred.get(key)
+        if code is None:
+            code = self._deferred[key] = -2 - len(self._pairs)
+            self._pairs.append(key)
+        return code
+
+    def _union_of(self, targets: tuple[int, ...]) -> int:
+        """One target for a token several branches read (itself when they agree)."""
+        if len(targets) == 1:
+            return targets[0]
+        assert self.parts is not None
+        pairs = self._pairs
+        items = tuple(t if t >= 0 else pairs[-2 - t] for t in targets)
+        return self.parts.union(items)
+
+    def _number(self, targets: np.ndarray) -> np.ndarray:
+        """Targets with every deferred join numbered (``join``), once per pair."""
+        deferred = targets < 0
+        if not deferred.any():
+            return targets
+        assert self.parts is not None
+        codes, inverse = _distinct(-2 - targets[deferred])
+        pairs = self._pairs
+        states = np.asarray([self.parts.join(*pairs[c]) for c in codes.tolist()], np.int32)
+        numbered = targets.copy()
+        numbered[deferred] = states[inverse]
+        return numbered
 
 
 def _concat(found: list[Found]) -> Found:
