@@ -38,7 +38,7 @@ MAX_SEPARATORS = 4
 """Separator items looked at before a head (whitespace, a comma, a colon)."""
 
 _WHITESPACE = sum(1 << b for b in b" \t\n\r")
-"""A single byte heads a lexeme only after optional whitespace (JSON's ``ws }``): in a
+r"""A single byte heads a lexeme only after optional whitespace (JSON's ``ws }``): in a
 regex, splitting ``(,[0-9]{3})*\.`` saves nothing."""
 
 _SEPARATOR_BUDGET = 24
