@@ -59,6 +59,11 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
     """
 
     @property
+    def has_lexemes(self) -> bool:
+        """Whether any state may be taken apart (False: walk every state plainly)."""
+        ...
+
+    @property
     def exit_state(self) -> int:
         """The state of a finished lexeme (accepts, has no successors)."""
         ...

@@ -22,9 +22,11 @@ from fsm.terms import (
     EMPTY,
     EPS,
     Alt,
+    And,
     Bytes,
     Cat,
     Lexeme,
+    Not,
     Repeat,
     Term,
     Thunk,
@@ -90,6 +92,26 @@ def branch_terms(term: Term) -> tuple[Term, ...] | None:
     if any(split_lexeme(branch) is not None for branch in branches):
         return branches
     return None
+
+
+def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:
+    """Whether ``term`` may contain a lexeme: a thunk (not built here) or a term too
+    large to scan within ``budget`` counts as yes. A plain regex says no, and its index
+    walks every state plainly."""
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, Lexeme | Thunk) or len(seen) > budget:
+            return True
+        if isinstance(current, Cat | Alt | And):
+            todo.extend(current.items)
+        elif isinstance(current, Repeat | Not):
+            todo.append(current.item)
+    return False
 
 
 def _union_of(term: Term) -> Alt | None:

@@ -14,7 +14,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from fsm.automaton import DEAD
-from fsm.decompose import branch_terms, split_lexeme
+from fsm.decompose import branch_terms, may_hold_lexemes, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.terms import (
@@ -50,6 +50,7 @@ class DerivativeAutomaton:
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._exit: int | None = None
+        self._has_lexemes: bool | None = None
 
     @property
     def initial(self) -> int:
@@ -73,6 +74,13 @@ class DerivativeAutomaton:
                 if self.is_live(target):
                     of_class[byte] = self._intern(target)
         return of_class[np.frombuffer(members, np.uint8)], nullable(term)
+
+    @property
+    def has_lexemes(self) -> bool:
+        """Whether the term may hold a lexeme (``fsm.decompose.may_hold_lexemes``)."""
+        if self._has_lexemes is None:
+            self._has_lexemes = may_hold_lexemes(self._terms[self._initial])
+        return self._has_lexemes
 
     @property
     def exit_state(self) -> int:

@@ -93,32 +93,52 @@ class RowWalker:
 
     def _below(self, nodes: np.ndarray, state: int) -> Found:
         """Tokens strictly below ``nodes`` (disjoint subtrees), entered in ``state``."""
-        table = self.table
-        expanded = table.is_expanded(state)
-        if self.parts is not None and not expanded:
-            split = self.parts.lexeme_split(state)
-            if split is not None:
-                return self._through_lexeme(nodes, *split)
-            branches = self.parts.branches(state)
-            if branches is not None:
-                return self._union([self._below(nodes, branch) for branch in branches])
-        if not expanded:
-            table.expand(state)
-        tokens, ends, stopped, stopped_states = self._walk(nodes, state, NO_STOP)
-        found = [(tokens, ends)]
-        if len(stopped):
-            waiting, which = np.unique(stopped_states, return_inverse=True)
-            for position, waiting_state in enumerate(waiting.tolist()):
-                found.append(self._below(stopped[which == position], waiting_state))
-        return _concat(found)
+        return self._below_each(nodes, np.full(len(nodes), state, np.int32))
 
-    def _walk(self, nodes: np.ndarray, state: int, stop: int) -> tuple[np.ndarray, ...]:
+    def _below_each(self, nodes: np.ndarray, states: np.ndarray) -> Found:
+        """Tokens strictly below each ``nodes[i]`` entered in ``states[i]``: the states
+        taken apart are walked as lexemes or branches, the others expanded and walked
+        together in one kernel call (then again below where that call stopped)."""
+        found: list[Found] = []
+        plain = np.ones(len(nodes), np.bool_)
+        for state in np.unique(states).tolist():
+            if self.table.is_expanded(state):
+                continue
+            taken = self._taken_apart(nodes, states, state)
+            if taken is None:
+                self.table.expand(state)
+            else:
+                found.append(taken)
+                plain &= states != state
+        if plain.any():
+            tokens, ends, stopped, stopped_states = self._walk(nodes[plain], states[plain], NO_STOP)
+            found.append((tokens, ends))
+            if len(stopped):
+                found.append(self._below_each(stopped, stopped_states))
+        return _concat(found) if found else (_NONE, _NONE)
+
+    def _taken_apart(self, nodes: np.ndarray, states: np.ndarray, state: int) -> Found | None:
+        """The walk below the nodes entered in ``state`` when ``state`` is a lexeme then
+        a continuation, or a union (None otherwise)."""
+        if self.parts is None:
+            return None
+        split = self.parts.lexeme_split(state)
+        branches = None if split is not None else self.parts.branches(state)
+        if split is None and branches is None:
+            return None
+        entered = states == state
+        below = nodes if entered.all() else nodes[entered]  # ROOT stays ROOT (cached walks)
+        if split is not None:
+            return self._through_lexeme(below, *split)
+        return self._union([self._below(below, branch) for branch in branches])
+
+    def _walk(self, nodes: np.ndarray, states: np.ndarray, stop: int) -> tuple[np.ndarray, ...]:
         trie = self.trie
         return walk_trie(  # type: ignore[no-any-return]
             self.table.table,
             self.table.expanded,
             nodes,
-            np.full(len(nodes), state, np.int32),
+            states,
             trie.labels,
             trie.depths,
             trie.ends,
@@ -174,7 +194,9 @@ class RowWalker:
             below, state = todo.pop()
             if not self.table.is_expanded(state):
                 self.table.expand(state)
-            tokens, ends, stopped, stopped_states = self._walk(below, state, exit_state)
+            tokens, ends, stopped, stopped_states = self._walk(
+                below, np.full(len(below), state, np.int32), exit_state
+            )
             token_parts.append(tokens)
             end_parts.append(ends)
             exiting = stopped_states == exit_state

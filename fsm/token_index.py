@@ -101,8 +101,8 @@ class TokenIndex:
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
-        parts = automaton if isinstance(automaton, DecomposableAutomaton) else None
-        self._parts = parts if share_lexemes else None
+        decomposable = isinstance(automaton, DecomposableAutomaton) and automaton.has_lexemes
+        self._parts = automaton if share_lexemes and decomposable else None
         shared = vocabulary.lexeme_walks if self._parts is not None else None
         self._walker = RowWalker(
             self._bytes, vocabulary.trie, vocabulary.size, self._parts, shared
