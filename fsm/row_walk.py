@@ -85,6 +85,8 @@ class RowWalker:
         states discovered in ``table``)."""
         self._deferred, self._pairs = {}, []
         tokens, targets = self._below(ROOT, state)
+        if self.parts is None:  # every end is a successor of an expanded state: known
+            return tokens, targets
         ends = self._number(targets)
         self.table.discover(ends)
         return tokens, ends
