@@ -34,12 +34,6 @@ class SharedLexemeWalk:
     end_keys: tuple[Hashable, ...]
     exits: np.ndarray
 
-    def clear(self) -> None:
-        """Drop every walk (the next index walks its lexemes afresh)."""
-        with self._lock:
-            self._walks.clear()
-            self._bytes = 0
-
     @property
     def nbytes(self) -> int:
         return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes)
