@@ -46,6 +46,10 @@ from fsm.vocabulary import Vocabulary
 COMPLETION_BUDGET = 256
 """States a shortest-completion search may meet before it answers None."""
 
+MAX_COMPLETION_DEPTH = 64
+"""Nesting (lexeme then rest, union then branch) a completion by parts may follow
+before the plain search takes over (a schema with hundreds of keys nests that deep)."""
+
 _NOT_SEARCHED = object()  # memo sentinel
 
 
@@ -198,22 +202,57 @@ class TokenIndex:
         states of it (every state of a well-formed automaton can be completed, so None
         means "too far to know cheaply"). Memoised per state, with every state on the
         path found: a suffix of a shortest lowest completion is one too. Used to close
-        a span cleanly when its token budget runs out."""
+        a span cleanly when its token budget runs out.
+
+        A state the row walks take apart is completed by parts: a lexeme's completion
+        then its continuation's (exact: lengths add, and a prefix-free head fixes the
+        order), or the best of a union's branches (exact when every branch's search
+        succeeds; otherwise the best completion found, a valid one)."""
         with self._lock:
             self._check_state(state)
-            known = self._completions.get(state, _NOT_SEARCHED)
-            if known is not _NOT_SEARCHED:
-                return known  # type: ignore[return-value]
-            try:
-                path = shortest_completion(self._successors, state, COMPLETION_BUDGET)
-            except OutOfBudget:
-                path = None
-            self._completions[state] = path
-            if path is not None:
-                for position, byte in enumerate(path):
-                    state = int(self._bytes.table[state, byte])
-                    self._completions.setdefault(state, path[position + 1 :])
-            return path
+            return self._completion(state, 0)
+
+    def _completion(self, state: int, depth: int) -> bytes | None:
+        known = self._completions.get(state, _NOT_SEARCHED)
+        if known is not _NOT_SEARCHED:
+            return known  # type: ignore[return-value]
+        path = self._completion_by_parts(state, depth)
+        if path is _NOT_SEARCHED:
+            path = self._search_completion(state)
+        self._completions[state] = path  # type: ignore[assignment]
+        return path  # type: ignore[return-value]
+
+    def _completion_by_parts(self, state: int, depth: int) -> object:
+        """``state``'s completion from its parts, or ``_NOT_SEARCHED`` when it has none
+        (or nests past ``MAX_COMPLETION_DEPTH``: the plain search takes over)."""
+        parts = self._parts
+        if parts is None or depth > MAX_COMPLETION_DEPTH or self._bytes.is_expanded(state):
+            return _NOT_SEARCHED
+        split = parts.lexeme_split(state)
+        if split is not None:
+            lexeme, rest = split
+            head = self._completion(lexeme, depth + 1)
+            tail = None if head is None else self._completion(rest, depth + 1)
+            return None if tail is None else head + tail  # type: ignore[operator]
+        branches = parts.branches(state)
+        if branches is None:
+            return _NOT_SEARCHED
+        found = [self._completion(branch, depth + 1) for branch in branches]
+        options = [path for path in found if path is not None]
+        return min(options, key=lambda path: (len(path), path)) if options else None
+
+    def _search_completion(self, state: int) -> bytes | None:
+        """Breadth-first search from ``state`` (memoising the states on the path)."""
+        try:
+            path = shortest_completion(self._successors, state, COMPLETION_BUDGET)
+        except OutOfBudget:
+            return None
+        if path is not None:
+            at = state
+            for position, byte in enumerate(path):
+                at = int(self._bytes.table[at, byte])
+                self._completions.setdefault(at, path[position + 1 :])
+        return path
 
     def completion_distance(self, state: int) -> int | None:
         """``len(shortest_completion(state))``: the fewest bytes that end the match

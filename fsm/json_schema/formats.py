@@ -179,7 +179,7 @@ def _leap_branch(prefix: bytes) -> Term:
         local = int(prefix[:2]) * 60 + int(prefix[3:5])
         fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
         return cat(fraction, alt(*(literal(offset) for offset in _leap_offsets(local))))
-    following = sorted({stamp[len(prefix)] for stamp in _LEAP_STAMPS if stamp.startswith(prefix)})
+    following = _LEAP_NEXT_BYTES[prefix]
     return alt(
         *(
             cat(
@@ -194,7 +194,19 @@ def _leap_branch(prefix: bytes) -> Term:
     )
 
 
-_LEAP_STAMPS = tuple(f"{local // 60:02d}:{local % 60:02d}:60".encode() for local in range(24 * 60))
+def _next_bytes(stamps: list[bytes]) -> dict[bytes, list[int]]:
+    """For every proper prefix of ``stamps``, the bytes that follow it, in order."""
+    following: dict[bytes, set[int]] = {}
+    for stamp in stamps:
+        for end in range(len(stamp)):
+            following.setdefault(stamp[:end], set()).add(stamp[end])
+    return {prefix: sorted(found) for prefix, found in following.items()}
+
+
+_LEAP_NEXT_BYTES = _next_bytes(
+    [f"{local // 60:02d}:{local % 60:02d}:60".encode() for local in range(24 * 60)]
+)
+"""The leap-second stamps' prefix tree: a few thousand short entries, built at import."""
 
 
 @lru_cache(maxsize=64)

@@ -73,12 +73,24 @@ def assert_same_walks(fast: TokenIndex, plain: TokenIndex, seed: int, steps: int
             np.testing.assert_array_equal(allowed, plain.allowed_tokens(b))
             np.testing.assert_array_equal(fast.bitmask(a), plain.bitmask(b))
             assert fast.is_final(a) == plain.is_final(b)
+            assert_same_completion(fast, a, plain, b)
             choices = [t for t in allowed.tolist() if t not in eos]
             if not choices:
                 break
             token = rng.choice(choices)
             a, b = fast.next_state(a, token), plain.next_state(b, token)
             assert a >= 0 and b >= 0
+
+
+def assert_same_completion(fast: TokenIndex, a: int, plain: TokenIndex, b: int) -> None:
+    """Completion by parts: a valid completion, the plain search's one where that
+    search answers (by parts it may answer where the plain search runs out)."""
+    found = fast.shortest_completion(a)
+    expected = plain.shortest_completion(b)
+    if expected is not None:
+        assert found == expected
+    if found is not None:
+        assert fast.is_final(fast.step_bytes(a, found))
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
