@@ -86,6 +86,15 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state of this automaton with ``lexeme_key`` ``key``."""
         ...
 
+    def head_split(self, state: int) -> tuple[int, int] | None:
+        """``(head, rest)`` when ``state`` is a concatenation (any, not only a lexeme's):
+        shortest completions add up over it (``TokenIndex.shortest_completion``)."""
+        ...
+
+    def alternatives(self, state: int) -> tuple[int, ...] | None:
+        """The items of a union state (any union), for completions."""
+        ...
+
     def branches(self, state: int) -> tuple[int, ...] | None:
         """The states whose union ``state`` is, when some of them split into lexemes
         (walking them one by one shares their lexeme walks); None otherwise."""

@@ -39,12 +39,12 @@ class ByteTable:
 
     def row(self, state: int) -> np.ndarray:
         """``state``'s 256 successors, expanding it on first use."""
-        if not self.expanded[state]:
+        if not self.is_expanded(state):
             self.expand(state)
         return self.table[state]
 
     def is_final(self, state: int) -> bool:
-        if not self.expanded[state]:
+        if not self.is_expanded(state):
             self.expand(state)
         return bool(self.final[state])
 

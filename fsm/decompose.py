@@ -71,8 +71,9 @@ def split_lexeme(term: Term) -> tuple[Term, Term] | None:
     return None
 
 
-def branch_terms(term: Term) -> tuple[Term, ...] | None:
-    """The branches of a union state when one of them splits into a lexeme, or None.
+def branch_terms(term: Term, require_lexeme: bool = True) -> tuple[Term, ...] | None:
+    """The branches of a union state when one of them splits into a lexeme (any union
+    when not ``require_lexeme``), or None.
 
     A union's items; a concatenation whose head is a union (or a thunk whose body is
     one): ``cat(alt(a, b), k) == alt(cat(a, k), cat(b, k))``."""
@@ -89,7 +90,7 @@ def branch_terms(term: Term) -> tuple[Term, ...] | None:
         if head is None:
             return None
         branches = tuple(head.items)
-    if any(split_lexeme(branch) is not None for branch in branches):
+    if not require_lexeme or any(split_lexeme(branch) is not None for branch in branches):
         return branches
     return None
 

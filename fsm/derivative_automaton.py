@@ -25,6 +25,7 @@ from fsm.terms import (
     Lexeme,
     Repeat,
     Term,
+    Thunk,
     alt,
     cat,
     derivative,
@@ -119,6 +120,26 @@ class DerivativeAutomaton:
         """The state of a term that ``lexeme_key`` gave."""
         assert isinstance(key, Term)
         return self._intern(key)
+
+    def head_split(self, state: int) -> tuple[int, int] | None:
+        """``(first item, the rest)`` of a concatenation state (seen through a lexeme,
+        which accepts what its item does, and a thunk's body)."""
+        term = self._terms[state]
+        for _ in range(8):  # a lexeme's item, a thunk's body, not deeper
+            if isinstance(term, Lexeme):
+                term = term.item
+            elif isinstance(term, Thunk):
+                term = term.body()
+            else:
+                break
+        if not isinstance(term, Cat):
+            return None
+        return self._intern(term.items[0]), self._intern(term.rest())
+
+    def alternatives(self, state: int) -> tuple[int, ...] | None:
+        """The items of a union state (a thunk's union body too)."""
+        terms = branch_terms(self._terms[state], require_lexeme=False)
+        return None if terms is None else tuple(self._intern(term) for term in terms)
 
     def branches(self, state: int) -> tuple[int, ...] | None:
         """The branches of a union state when one starts with a lexeme

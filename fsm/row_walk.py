@@ -104,14 +104,12 @@ class RowWalker:
         found: list[Found] = []
         plain = np.ones(len(nodes), np.bool_)
         for state in np.unique(states).tolist():
-            if self.table.is_expanded(state):
-                continue
             taken = self._taken_apart(nodes, states, state)
-            if taken is None:
-                self.table.expand(state)
-            else:
+            if taken is not None:
                 found.append(taken)
                 plain &= states != state
+            elif not self.table.is_expanded(state):
+                self.table.expand(state)
         if plain.any():
             tokens, ends, stopped, stopped_states = self._walk(nodes[plain], states[plain], NO_STOP)
             found.append((tokens, ends))

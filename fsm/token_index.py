@@ -159,7 +159,7 @@ class TokenIndex:
         """Whether the text read up to ``state`` is a complete match."""
         with self._lock:
             self._check_state(state)
-            return self._bytes.is_final(state)
+            return self._accepts(state)
 
     def bitmask(self, state: int) -> np.ndarray:
         """Read-only packed int32 mask of ``allowed_tokens(state)`` (layout: module doc)."""
@@ -204,10 +204,12 @@ class TokenIndex:
         path found: a suffix of a shortest lowest completion is one too. Used to close
         a span cleanly when its token budget runs out.
 
-        A state the row walks take apart is completed by parts: a lexeme's completion
-        then its continuation's (exact: lengths add, and a prefix-free head fixes the
-        order), or the best of a union's branches (exact when every branch's search
-        succeeds; otherwise the best completion found, a valid one)."""
+        A decomposable automaton's state is completed by parts: a concatenation's head's
+        completion then its rest's (exact: a shortest completion of ``A B`` is a
+        shortest of ``A`` then a shortest of ``B``, and the lowest such is the lowest of
+        each), or the best of a union's branches (exact when every branch's search
+        succeeds; otherwise the best completion found, a valid one). Parts are memoised
+        too, so the suffixes a document shares are searched once."""
         with self._lock:
             self._check_state(state)
             return self._completion(state, 0)
@@ -226,15 +228,16 @@ class TokenIndex:
         """``state``'s completion from its parts, or ``_NOT_SEARCHED`` when it has none
         (or nests past ``MAX_COMPLETION_DEPTH``: the plain search takes over)."""
         parts = self._parts
-        if parts is None or depth > MAX_COMPLETION_DEPTH or self._bytes.is_expanded(state):
+        if parts is None or depth > MAX_COMPLETION_DEPTH:
             return _NOT_SEARCHED
         split = parts.lexeme_split(state)
-        if split is not None:
-            lexeme, rest = split
-            head = self._completion(lexeme, depth + 1)
-            tail = None if head is None else self._completion(rest, depth + 1)
+        if split is None or split[0] == state:  # a bare lexeme's own states lead to its end
+            split = parts.head_split(state)
+        if split is not None and split[0] != state:
+            head = self._completion(split[0], depth + 1)
+            tail = None if head is None else self._completion(split[1], depth + 1)
             return None if tail is None else head + tail  # type: ignore[operator]
-        branches = parts.branches(state)
+        branches = parts.alternatives(state)
         if branches is None:
             return _NOT_SEARCHED
         found = [self._completion(branch, depth + 1) for branch in branches]
@@ -363,7 +366,7 @@ class TokenIndex:
 
     def _accepts(self, state: int) -> bool:
         """Whether ``state`` is final, asked without expanding it where the automaton
-        can tell (a state a row walk takes apart is never expanded)."""
+        can tell (a state that row walks take apart needs no byte row)."""
         if self._parts is not None:
             return self._parts.accepts(state)
         return self._bytes.is_final(state)
