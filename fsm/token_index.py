@@ -50,6 +50,10 @@ MAX_COMPLETION_DEPTH = 64
 """Nesting (lexeme then rest, union then branch) a completion by parts may follow
 before the plain search takes over (a schema with hundreds of keys nests that deep)."""
 
+MAX_TAKEN = 1 << 14
+"""Transitions ``next_state`` remembers (then it forgets them all and starts again): a
+warm decode step is a dict lookup, not a binary search over the row."""
+
 _NOT_SEARCHED = object()  # memo sentinel
 
 
@@ -117,6 +121,7 @@ class TokenIndex:
         self._next: list[np.ndarray] = []
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
+        self._taken: dict[int, int] = {}  # state * size + token -> next_state's answer
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
@@ -146,14 +151,22 @@ class TokenIndex:
 
     def next_state(self, state: int, token: int) -> int:
         """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
+        size = self.vocabulary.size
+        key = int(state) * size + int(token)  # Python ints: numpy's int32 would overflow
+        if 0 <= token < size:
+            known = self._taken.get(key)
+            if known is not None:
+                return known
         row = self._row(state)
-        if not 0 <= token < self.vocabulary.size:
+        if not 0 <= token < size:
             return DEAD
         allowed = self._allowed[row]
         i = int(allowed.searchsorted(np.int32(token)))
-        if i < len(allowed) and allowed[i] == token:
-            return int(self._next[row][i])
-        return DEAD
+        after = int(self._next[row][i]) if i < len(allowed) and allowed[i] == token else DEAD
+        if len(self._taken) >= MAX_TAKEN:
+            self._taken.clear()
+        self._taken[key] = after
+        return after
 
     def is_final(self, state: int) -> bool:
         """Whether the text read up to ``state`` is a complete match."""

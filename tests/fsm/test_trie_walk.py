@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm import DEAD, ConstraintTooLarge, FsmError, TableAutomaton, TokenIndex, Vocabulary
+from fsm import (
+    DEAD,
+    ConstraintTooLarge,
+    FsmError,
+    TableAutomaton,
+    TokenIndex,
+    Vocabulary,
+    token_index,
+)
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     order_by_token,
@@ -288,6 +296,26 @@ def test_unknown_states_are_rejected():
             index.allowed_tokens(state)
     with pytest.raises(ValueError):
         index.is_final(-1)
+
+
+@settings(max_examples=50, deadline=None)
+@given(automata(), vocabularies())
+def test_remembered_transitions_equal_the_rows(automaton, vocab):
+    """``next_state`` answers from its memo (asked again, and after the memo filled up
+    and was cleared) exactly as from the row."""
+    index = TokenIndex(automaton, vocab, eager=True)
+    states = np.flatnonzero(index.state_rows() >= 0).tolist()
+    asked = [(s, t) for s in states for t in range(-1, vocab.size + 1)]
+    first = [index.next_state(s, t) for s, t in asked]
+    assert [index.next_state(s, t) for s, t in asked] == first
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(token_index, "MAX_TAKEN", 3)
+        capped = TokenIndex(automaton, vocab, eager=True)
+        assert [capped.next_state(s, t) for s, t in asked] == first
+        assert len(capped._taken) <= 3
+    for (s, t), after in zip(asked, first):
+        row = dict(zip(index.allowed_tokens(s).tolist(), index.next_states(s).tolist()))
+        assert after == row.get(t, DEAD)
 
 
 class CountingAutomaton:
