@@ -29,6 +29,7 @@ numbered, which keeps the automaton from filling with states no row hands out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,15 +37,32 @@ from fsm.automaton import DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
 from fsm.trie import TokenTrie
-from fsm.trie_walk import walk_trie
+from fsm.trie_walk import read_by_several, walk_trie
 
 NO_STOP = -1
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
 
-Found = tuple[np.ndarray, np.ndarray]
-"""Tokens and the target each leads to, aligned: a state, or a deferred join's code."""
+
+class _Block(NamedTuple):
+    """Tokens and where each leads: ``targets`` aligned with ``tokens`` when
+    ``inverse`` is None (a plain walk: states), else ``targets[inverse]`` (a lexeme
+    walk or a union: a few distinct targets, states or deferred joins' codes).
+
+    A row is a list of blocks with disjoint tokens, joined only at its end, so the
+    tens of thousands of tokens a JSON string reads are not copied or scanned per
+    row: numbering and discovering touch only the small ``targets``."""
+
+    tokens: np.ndarray
+    inverse: np.ndarray | None
+    targets: np.ndarray
+
+    def ends(self) -> np.ndarray:
+        return self.targets if self.inverse is None else self.targets[self.inverse]
+
+
+Found = list[_Block]
 
 
 @dataclass(frozen=True)
@@ -80,16 +98,25 @@ class RowWalker:
         self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
         self._pairs: list[tuple[int, int]] = []  # the same, by code
 
-    def walk(self, state: int) -> Found:
+    def walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """Every non-end token read from ``state`` and the state it leads to (the
         states discovered in ``table``)."""
         self._deferred, self._pairs = {}, []
-        tokens, targets = self._below(ROOT, state)
-        if self.parts is None:  # every end is a successor of an expanded state: known
-            return tokens, targets
-        ends = self._number(targets)
-        self.table.discover(ends)
-        return tokens, ends
+        found = self._below(ROOT, state)
+        if self.parts is not None:
+            found = self._number(found)
+            # plain blocks lead to successors of expanded states, discovered already
+            new = [block.targets for block in found if block.inverse is not None]
+            if new:
+                self.table.discover(np.concatenate(new))
+        if not found:
+            return _NONE, _NONE
+        if len(found) == 1:
+            return found[0].tokens, found[0].ends()
+        return (
+            np.concatenate([block.tokens for block in found]),
+            np.concatenate([block.ends() for block in found]),
+        )
 
     # ------------------------------------------------------------------ parts
 
@@ -101,21 +128,22 @@ class RowWalker:
         """Tokens strictly below each ``nodes[i]`` entered in ``states[i]``: the states
         taken apart are walked as lexemes or branches, the others expanded and walked
         together in one kernel call (then again below where that call stopped)."""
-        found: list[Found] = []
+        found: Found = []
         plain = np.ones(len(nodes), np.bool_)
         for state in np.unique(states).tolist():
             taken = self._taken_apart(nodes, states, state)
             if taken is not None:
-                found.append(taken)
+                found.extend(taken)
                 plain &= states != state
             elif not self.table.is_expanded(state):
                 self.table.expand(state)
         if plain.any():
             tokens, ends, stopped, stopped_states = self._walk(nodes[plain], states[plain], NO_STOP)
-            found.append((tokens, ends))
+            if len(tokens):
+                found.append(_Block(tokens, None, ends))
             if len(stopped):
-                found.append(self._below_each(stopped, stopped_states))
-        return _concat(found) if found else (_NONE, _NONE)
+                found.extend(self._below_each(stopped, stopped_states))
+        return found
 
     def _taken_apart(self, nodes: np.ndarray, states: np.ndarray, state: int) -> Found | None:
         """The walk below the nodes entered in ``state`` when ``state`` is a lexeme then
@@ -162,10 +190,10 @@ class RowWalker:
             [rest if end == exit_state else self._defer(end, rest) for end in walked.ends.tolist()],
             np.int32,
         )
-        found = [(walked.tokens, targets[walked.inverse])]
+        found = [_Block(walked.tokens, walked.inverse, targets)] if len(walked.tokens) else []
         if len(walked.exits):
-            found.append(self._below(walked.exits, rest))
-        return _concat(found)
+            found.extend(self._below(walked.exits, rest))
+        return found
 
     def _root_walk(self, lexeme: int) -> _LexemeWalk:
         """A lexeme's walk from the root, from the vocabulary's cache when another index
@@ -211,33 +239,50 @@ class RowWalker:
         ends, inverse = _distinct(np.concatenate(end_parts))
         return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
 
-    def _union(self, found: list[Found]) -> Found:
+    def _union(self, branches: list[Found]) -> Found:
         """Branch walks merged: a token read by several branches leads to the union of
         their targets (one union state per distinct combination)."""
-        found = [part for part in found if len(part[0])]
-        if len(found) <= 1:
-            return found[0] if found else (_NONE, _NONE)
-        tokens, ends = _concat(found)
-        shared = np.bincount(tokens, minlength=self.vocab_size)[tokens] > 1
-        if not shared.any():
-            return tokens, ends
-        by_token = np.lexsort((ends[shared], tokens[shared]))
-        shared_tokens, shared_ends = tokens[shared][by_token], ends[shared][by_token]
-        starts = np.flatnonzero(np.r_[True, shared_tokens[1:] != shared_tokens[:-1]])
-        groups = np.split(shared_ends, starts[1:])
-        combined: dict[tuple[int, ...], int] = {}
-        targets = np.empty(len(groups), np.int32)
-        for i, group in enumerate(groups):
-            key = tuple(dict.fromkeys(group.tolist()))
-            target = combined.get(key)
-            if target is None:
-                target = combined[key] = self._union_of(key)
-            targets[i] = target
-        return (
-            np.concatenate([tokens[~shared], shared_tokens[starts]]),
-            np.concatenate([ends[~shared], targets]),
+        branches = [found for found in branches if found]
+        if len(branches) <= 1:
+            return branches[0] if branches else []
+        # one branch reads a token at most once, so a token met twice is shared
+        blocks = [block for found in branches for block in found]
+        several = read_by_several(
+            np.concatenate([block.tokens for block in blocks]), self.vocab_size
         )
-
+        if not len(several):
+            return blocks
+        kept: Found = []
+        shared_tokens, shared_ends = [], []
+        offset = 0
+        for block in blocks:
+            size = len(block.tokens)
+            lo, hi = np.searchsorted(several, (offset, offset + size))
+            shared, offset = several[lo:hi] - offset, offset + size
+            if not len(shared):
+                kept.append(block)
+                continue
+            shared_tokens.append(block.tokens[shared])
+            shared_ends.append(
+                block.targets[shared if block.inverse is None else block.inverse[shared]]
+            )
+            if len(shared) < size:
+                kept.append(_without(block, shared))
+        tokens, ends = np.concatenate(shared_tokens), np.concatenate(shared_ends)
+        by_token = np.lexsort((ends, tokens))
+        tokens, ends = tokens[by_token], ends[by_token]
+        starts = np.flatnonzero(np.r_[True, tokens[1:] != tokens[:-1]])
+        combined: dict[tuple[int, ...], int] = {}
+        inverse = np.empty(len(starts), np.int32)
+        for i, group in enumerate(np.split(ends, starts[1:])):
+            key = tuple(dict.fromkeys(group.tolist()))
+            position = combined.get(key)
+            if position is None:
+                position = combined[key] = len(combined)
+            inverse[i] = position
+        targets = np.asarray([self._union_of(key) for key in combined], np.int32)
+        kept.append(_Block(tokens[starts], inverse, targets))
+        return kept
 
     def _defer(self, lexeme_end: int, rest: int) -> int:
         """The code of "``lexeme_end``, then ``rest``" for this walk (-2, -3, ...)."""
@@ -257,24 +302,36 @@ class RowWalker:
         items = tuple(t if t >= 0 else pairs[-2 - t] for t in targets)
         return self.parts.union(items)
 
-    def _number(self, targets: np.ndarray) -> np.ndarray:
-        """Targets with every deferred join numbered (``join``), once per pair."""
-        deferred = targets < 0
-        if not deferred.any():
-            return targets
+    def _number(self, found: Found) -> Found:
+        """Blocks with every deferred join numbered (``join``), once per pair. Deferred
+        codes live only in the small ``targets`` of lexeme blocks."""
         assert self.parts is not None
-        codes, inverse = _distinct(-2 - targets[deferred])
         pairs = self._pairs
-        states = np.asarray([self.parts.join(*pairs[c]) for c in codes.tolist()], np.int32)
-        numbered = targets.copy()
-        numbered[deferred] = states[inverse]
+        states: dict[int, int] = {}  # deferred code -> its state
+        numbered: Found = []
+        for block in found:
+            targets = block.targets
+            if block.inverse is None or not len(targets) or targets.min() >= 0:
+                numbered.append(block)
+                continue
+            resolved = targets.tolist()
+            for i, target in enumerate(resolved):
+                if target < 0:
+                    state = states.get(target)
+                    if state is None:
+                        state = states[target] = self.parts.join(*pairs[-2 - target])
+                    resolved[i] = state
+            numbered.append(block._replace(targets=np.asarray(resolved, np.int32)))
         return numbered
 
 
-def _concat(found: list[Found]) -> Found:
-    if len(found) == 1:
-        return found[0]
-    return np.concatenate([t for t, _ in found]), np.concatenate([e for _, e in found])
+def _without(block: _Block, dropped: np.ndarray) -> _Block:
+    """``block`` less the tokens at positions ``dropped``."""
+    keep = np.ones(len(block.tokens), np.bool_)
+    keep[dropped] = False
+    if block.inverse is None:
+        return _Block(block.tokens[keep], None, block.targets[keep])
+    return _Block(block.tokens[keep], block.inverse[keep], block.targets)
 
 
 def _distinct(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -173,3 +173,26 @@ def pack_bitmask_py(tokens, words):
     for token in tokens.tolist():
         mask[token // 32] |= 1 << (token % 32)
     return np.asarray(mask, np.uint32).view(np.int32)
+
+
+@njit(cache=True, nogil=True)
+def read_by_several(tokens, vocab_size):
+    """Ascending positions ``i`` whose ``tokens[i]`` occurs more than once in ``tokens``
+    (ids below ``vocab_size``): the tokens several branches of a union read."""
+    count = np.zeros(vocab_size, np.int32)
+    for token in tokens:
+        count[token] += 1
+    out = np.empty(tokens.shape[0], np.int64)
+    k = 0
+    for i in range(tokens.shape[0]):
+        if count[tokens[i]] > 1:
+            out[k] = i
+            k += 1
+    return out[:k]
+
+
+def read_by_several_py(tokens, vocab_size):
+    """Plain-Python twin of ``read_by_several``."""
+    listed = tokens.tolist()
+    count = {token: listed.count(token) for token in set(listed)}
+    return np.asarray([i for i, token in enumerate(listed) if count[token] > 1], np.int64)

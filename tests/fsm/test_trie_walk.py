@@ -23,6 +23,8 @@ from fsm.trie_walk import (
     order_by_token_py,
     pack_bitmask,
     pack_bitmask_py,
+    read_by_several,
+    read_by_several_py,
     walk_trie,
     walk_trie_py,
 )
@@ -157,6 +159,15 @@ def test_walk_trie_on_full_table_is_the_oracle(automaton, vocab, data):
     }
     assert dict(zip(tokens.tolist(), ends.tolist(), strict=True)) == expected
     assert len(tokens) == len(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.data())
+def test_read_by_several_matches_twin(size, data):
+    tokens = np.asarray(data.draw(st.lists(st.integers(0, size - 1), max_size=600)), np.int32)
+    np.testing.assert_array_equal(
+        read_by_several(tokens, size), read_by_several_py(tokens, size)
+    )
 
 
 @settings(max_examples=200, deadline=None)
