@@ -14,6 +14,7 @@ result it would get alone (docs/design.md, "Threads").
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -50,6 +51,11 @@ class Model(PromptStates):
             callable receives ``(done, total)``; ``False`` (default) is silent.
         jump_forward: append the text a constraint forces without sampling it.
         restrict_head: compute a constrained step's logits for its allowed tokens only.
+        overlap_masks: build the next step's constraint masks in a worker thread while
+            the forward pass runs (``mask_worker``), instead of before it. ``None``
+            (default): only when the model runs on an accelerator; on the CPU the
+            forward pass already uses every core, so the thread only takes turns with
+            it (docs/benchmarks.md, "A fresh schema per request").
 
     Example::
 
@@ -68,6 +74,7 @@ class Model(PromptStates):
         progress: ProgressSetting = False,
         jump_forward: bool = True,
         restrict_head: bool = True,
+        overlap_masks: bool | None = None,
     ) -> None:
         self.hf_model = hf_model.eval()
         # Held while the model runs (generate, step, one step of a stream); code that
@@ -78,6 +85,9 @@ class Model(PromptStates):
         self.jump_forward = jump_forward
         # Compute a constrained step's logits for its allowed tokens only (backends.head).
         self.restrict_head = restrict_head
+        # Build the next step's masks while the forward pass runs (see mask_worker).
+        self.overlap_masks = overlap_masks
+        self._mask_worker: ThreadPoolExecutor | None = None
         self.counters = {"tokens_sampled": 0, "tokens_forced": 0}
         self.tokenizer = tokenizer
         self.runner = ModelRunner(self.hf_model, block_size=block_size)
@@ -237,6 +247,18 @@ class Model(PromptStates):
         prompt tokens the forks shared instead of recomputing.
         """
         return self.runner.kv_stats()
+
+    @property
+    def mask_worker(self) -> ThreadPoolExecutor | None:
+        """The thread that builds the next step's masks during the forward pass (one
+        per model, started on first use), or None when masks are built before it
+        (``overlap_masks``)."""
+        overlap = self.device.type != "cpu" if self.overlap_masks is None else self.overlap_masks
+        if not overlap:
+            return None
+        if self._mask_worker is None:
+            self._mask_worker = ThreadPoolExecutor(1, thread_name_prefix="seqstate-masks")
+        return self._mask_worker
 
     @property
     def device(self) -> torch.device:

@@ -11,7 +11,7 @@ the pure step both prefill and decode go through.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from backends.kvref import PagedKVRef
 from backends.paged_cache import PagedBatch, PagedCache, build_batch
 
 Feed = tuple[PagedKVRef | None, Any]  # (base KV, 1-D int token ids: numpy array, list or tensor)
+Scored = Sequence[np.ndarray | None]  # per row: the token ids its logits need (None: all)
 
 SUPPORTED_ATTENTION = ("sdpa", "eager")
 
@@ -90,16 +91,20 @@ class ModelRunner:
         return self.pool.kv_stats()
 
     def forward(
-        self, rows: Sequence[Feed], only: Sequence[np.ndarray | None] | None = None
+        self, rows: Sequence[Feed], only: Scored | Callable[[], Scored] | None = None
     ) -> tuple[torch.Tensor, list[PagedKVRef]]:
         """Logits of each row's last new token `[n_rows, vocab]` and each row's new handle.
 
         `only[i]`, when given, lists the token ids whose logits row `i` needs (a
         constraint's allowed tokens); the head may then skip the others, which come
-        back as -inf (`backends.head`)."""
+        back as -inf (`backends.head`). `only` may be a callable giving that list: it
+        is called after the model's layers and before its head, so that whatever
+        computes it (masks built in another thread) overlaps the forward pass."""
         if not rows:
             return torch.empty(0, self.vocab_size, device=self.device, dtype=self.dtype), []
         plan, refs, last, _ = self._execute(rows, all_positions=False)
+        if callable(only):
+            only = only()
         index = torch.tensor(plan.row_end, device=self.device)
         with torch.inference_mode():
             logits = head_logits(last[index], self._head, self.vocab_size, only)

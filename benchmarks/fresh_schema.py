@@ -10,11 +10,13 @@ Reported: generated tokens/s of first and second requests (medians over schemas)
 the median of the per-schema ratios.
 
 Each tree runs in its own process (one model load each); ``--before TREE`` runs an
-older checkout too (a ``git worktree``), the two alternating round by round on the same
-schemas, so the ratio of ratios compares them under the same machine load.
+older checkout too (a ``git worktree``), and ``--overlap-on`` this tree with
+``model.overlap_masks = True`` (masks built during each forward pass, in a worker
+thread, instead of before it: the default on an accelerator), all alternating round by round on the same schemas, so the ratio of ratios compares
+them under the same machine load.
 
     .venv/bin/python benchmarks/fresh_schema.py [--schemas 12] [--rounds 2]
-        [--max-tokens 48] [--before TREE] [--no-write]
+        [--max-tokens 48] [--before TREE] [--overlap-on] [--no-write]
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def worker(args: argparse.Namespace) -> None:
     import seqstate as ss
 
     model = ss.load_model()
+    if args.overlap:
+        model.overlap_masks = True
     prompt = model.chat([{"role": "user", "content": "Fill in a JSON record."}])
     prompt = prompt + ss.gen(max_tokens=1)  # the prompt's KV cache, computed once
     _request(prompt, {"type": "array", "items": {"type": "boolean"}}, 4)  # warm-up
@@ -108,7 +112,7 @@ def worker(args: argparse.Namespace) -> None:
     print(json.dumps(results))
 
 
-def _run(tree: Path, args: argparse.Namespace, seed: int) -> list[dict]:
+def _run(tree: Path, flags: list[str], args: argparse.Namespace, seed: int) -> list[dict]:
     command = [
         sys.executable,
         str(HERE / "fresh_schema.py"),
@@ -116,6 +120,7 @@ def _run(tree: Path, args: argparse.Namespace, seed: int) -> list[dict]:
         f"--schemas={args.schemas}",
         f"--max-tokens={args.max_tokens}",
         f"--seed={seed}",
+        *flags,
     ]
     env = dict(os.environ, PYTHONPATH=str(tree))
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=True)
@@ -140,20 +145,24 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--before", help="an older checkout to compare with")
+    parser.add_argument("--overlap-on", action="store_true", help="also run overlap_masks=True")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)
         return
-    trees = {"this tree": HERE.parent}
+    trees: dict[str, tuple[Path, list[str]]] = {"this tree": (HERE.parent, [])}
     if args.before:
-        trees = {"before": Path(args.before).resolve(), **trees}
+        trees = {"before": (Path(args.before).resolve(), []), **trees}
+    if args.overlap_on:
+        trees["this tree, overlap_masks=True"] = (HERE.parent, ["--overlap"])
     collected: dict[str, list[dict]] = {name: [] for name in trees}
     for round_ in range(args.rounds):
         order = list(trees.items())
-        for name, tree in order if round_ % 2 == 0 else order[::-1]:
-            collected[name] += _run(tree, args, seed=args.seed + round_)
+        for name, (tree, flags) in order if round_ % 2 == 0 else order[::-1]:
+            collected[name] += _run(tree, flags, args, seed=args.seed + round_)
             print(f"round {round_ + 1}: {name} done", flush=True)
     headers = [
         "tree",

@@ -21,7 +21,6 @@ Hooks are not called (their actions steer one row's single path).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
@@ -30,7 +29,7 @@ from backends.closing import over_budget_tokens
 from backends.decode.commit import Rules, banned_position, commit, start
 from backends.decode.errors import GenerationError
 from backends.decode.hypothesis import Hypothesis
-from backends.decode.logits import banned_logits, constrained_logits, scored_token_ids
+from backends.decode.logits import banned_logits, constrained_logits, next_masks
 from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import Prepared, active_index, prepare_row
 from backends.decode.result import span_row
@@ -56,7 +55,7 @@ def beam_search(model: DecodingModel, state: SequenceState, generator: SpanGener
     width = max(2, 1 + len(rules.eos)) * n
     logits, refs = model.runner.forward(
         [(p.kv_base, p.pending_ids) for p in prepared],
-        [_needed(model, p, p.constraint_state) for p in prepared],
+        next_masks(model, [(p, p.constraint_state) for p in prepared]),
     )
     beams = [start(p, rules, ref, g) for g, (p, ref) in enumerate(zip(prepared, refs))]
     finished: list[dict[bytes, Scored]] = [{} for _ in prepared]
@@ -70,7 +69,7 @@ def beam_search(model: DecodingModel, state: SequenceState, generator: SpanGener
             break
         logits, refs = model.runner.forward(
             [(b.ref, np.asarray(b.tokens[-1:], np.int64)) for b in live],
-            [_needed(model, prepared[b.group], b.state) for b in live],
+            next_masks(model, [(prepared[b.group], b.state) for b in live]),
         )
         beams = [b.with_ref(ref) for b, ref in zip(live, refs)]
     rows = []
@@ -128,10 +127,6 @@ def _group_done(
 
 def _text_key(hyp: Hypothesis, rules: Rules) -> bytes:
     return b"".join(rules.token_bytes[t] or b"" for t in hyp.tokens)
-
-
-def _needed(model: DecodingModel, prepared: Prepared, state: int | None) -> Any:
-    return scored_token_ids(model, active_index(prepared, state), state)
 
 
 def _bans(prepared: Prepared, beam: Hypothesis, max_tokens: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,8 @@ import torch
 from backends import sampling
 from backends.decode.errors import GenerationError
 from backends.decode.model_view import DecodingModel
+from backends.decode.prepare import Prepared, active_index
+from backends.runner import Scored
 from seqstate.samplers import Beam, Greedy, Sample
 
 
@@ -46,6 +48,27 @@ def scored_token_ids(model: DecodingModel, index: Any, state: int | None) -> np.
     if index is None or state is None or not model.restrict_head or index.is_final(state):
         return None
     return index.allowed_tokens(state)
+
+
+def next_masks(
+    model: DecodingModel, rows: Sequence[tuple[Prepared, int | None]]
+) -> Scored | Callable[[], Scored]:
+    """Build the masks of each row's next state and give the token ids its logits need
+    (``scored_token_ids``). With ``model.mask_worker`` the masks are built there while
+    the forward pass runs, and the forward gets a callable that waits for them: a
+    fresh constraint's cold rows then cost no step time when the forward is longer."""
+
+    def build() -> Scored:
+        scored = []
+        for prepared, state in rows:
+            index = active_index(prepared, state)
+            if index is not None and state is not None:
+                index.bitmask(state)  # the row draw_tokens will read
+            scored.append(scored_token_ids(model, index, state))
+        return scored
+
+    worker = model.mask_worker
+    return build() if worker is None else worker.submit(build).result
 
 
 def choose_tokens(

@@ -17,7 +17,7 @@ import numpy as np
 from backends.decode.commit import Rules, banned_position, commit, forced_end, safe_length
 from backends.decode.draw import RowRun, draw_tokens
 from backends.decode.errors import GenerationError
-from backends.decode.logits import scored_token_ids, seeded_rng
+from backends.decode.logits import next_masks, seeded_rng
 from backends.decode.model_view import DecodingModel
 from backends.decode.prepare import active_index, prepare_row
 from backends.decode.result import span_row
@@ -53,10 +53,7 @@ def decode(
     prepared = [prepare_row(model, row, generator, plain) for row in state.rows]
     logits, refs = model.runner.forward(
         [(p.kv_base, p.pending_ids) for p in prepared],
-        [
-            scored_token_ids(model, active_index(p, p.constraint_state), p.constraint_state)
-            for p in prepared
-        ],
+        next_masks(model, [(p, p.constraint_state) for p in prepared]),
     )
     runs = [RowRun.start(p, rules, ref) for p, ref in zip(prepared, refs)]
     rng = seeded_rng(generator.sampler, model.device)
@@ -85,8 +82,8 @@ def decode(
         yield _chunks(runs, state.shape, rules.banned)
         active = still
         if active:
-            needed = [_needed(model, runs[i]) for i in active]
-            logits, refs = model.runner.forward(feeds, needed)
+            upcoming = [(runs[i].prepared, runs[i].hyp.state) for i in active]
+            logits, refs = model.runner.forward(feeds, next_masks(model, upcoming))
             for i, ref in zip(active, refs):
                 runs[i].hyp = runs[i].hyp.with_ref(ref)
     report.close()
@@ -119,10 +116,6 @@ def _advance(
     if run.hyp.finish_reason is not None:  # the forced text ended the span
         return None
     return run.hyp.ref, np.asarray([token, *forced], dtype=np.int64)
-
-
-def _needed(model: DecodingModel, run: RowRun) -> Any:
-    return scored_token_ids(model, active_index(run.prepared, run.hyp.state), run.hyp.state)
 
 
 def _rewind_feed(run: RowRun) -> tuple[Any, np.ndarray]:

@@ -8,6 +8,7 @@ them, is never imported by them.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Executor
 from typing import Any, Protocol
 
 import torch
@@ -30,6 +31,11 @@ class DecodingModel(Protocol):
     counters: dict[str, int]
     end_token: int
     lock: threading.RLock
+
+    @property
+    def mask_worker(self) -> Executor | None:
+        """Where the next step's masks are built during the forward pass (None: before it)."""
+        ...
 
     @property
     def device(self) -> torch.device:

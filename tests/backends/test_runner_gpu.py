@@ -44,3 +44,19 @@ def test_batched_greedy_equals_alone_on_cuda(cuda_model):
     assert together == [greedy(runner, [p], 10)[0] for p in prompts]
     gc.collect()
     assert runner.kv_stats()["blocks_used"] == 0
+
+
+def test_masks_are_built_during_the_forward_pass_on_cuda(cuda_model, smol_tokenizer):
+    """On an accelerator ``overlap_masks`` defaults to on; the output equals the
+    masks-first run's."""
+    import seqstate as ss
+    from backends.model import Model
+
+    model = Model(cuda_model, smol_tokenizer)
+    assert model.mask_worker is not None
+    generator = ss.regex(r"[a-z]{2,6}@[a-z]{2,6}\.(com|org)", max_tokens=24)
+    overlapped = model(["Mail: ", "Email: "]) + generator
+    model.overlap_masks = False
+    assert model.mask_worker is None
+    model.indexes.clear()
+    assert (model(["Mail: ", "Email: "]) + generator).texts == overlapped.texts

@@ -6,12 +6,14 @@ from __future__ import annotations
 import gc
 import json
 import re
+import threading
 
 import jsonschema
 import lark
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+import fsm
 import seqstate as ss
 
 ARITHMETIC = r"""
@@ -391,6 +393,34 @@ def test_external_logits_step_keeps_the_constraint(tiny_model):
     driven = _drive_with_own_forward(tiny_model, prompt, generator, 5)
     assert re.fullmatch(r"[0-9]{3}", driven["code"])
     assert completed(driven)
+
+
+@pytest.mark.parametrize("sampler", [ss.greedy(), ss.sample(seed=5), ss.beam(3)])
+def test_masks_built_during_the_forward_pass_change_no_output(tiny_model, sampler, monkeypatch):
+    """With ``overlap_masks`` the next step's rows are built in the model's mask worker
+    while the forward pass runs; the output is the same as when they are built before
+    it."""
+    builders: set[str] = set()
+    real_bitmask = fsm.TokenIndex.bitmask
+
+    def bitmask(index, state):
+        builders.add(threading.current_thread().name.split("_")[0])
+        return real_bitmask(index, state)
+
+    monkeypatch.setattr(fsm.TokenIndex, "bitmask", bitmask)
+    prompt = tiny_model(["Pet: ", "Animal: "])
+    runs = {}
+    try:
+        for overlap in (True, False):
+            tiny_model.overlap_masks = overlap
+            tiny_model.indexes.clear()  # every row cold, in both runs
+            runs[overlap] = prompt + ss.json(Pet, max_tokens=40, sampler=sampler)
+            assert ("seqstate-masks" in builders) == overlap
+            builders.clear()
+    finally:
+        tiny_model.overlap_masks = None
+    assert runs[True].texts == runs[False].texts
+    assert runs[True].logprobs == runs[False].logprobs
 
 
 @pytest.mark.parametrize("sampler", [ss.greedy(), ss.sample(seed=5), ss.beam(3)])

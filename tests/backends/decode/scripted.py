@@ -81,6 +81,7 @@ class ScriptedEngine:
         self.script = script
         self.jump_forward = jump_forward
         self.restrict_head = False
+        self.mask_worker = None
         self.progress = False
         self.counters = {"tokens_sampled": 0, "tokens_forced": 0}
         self.tokenizer = None
