@@ -95,6 +95,11 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The items of a union state (any union), for completions."""
         ...
 
+    def stated_completion(self, state: int) -> bytes | None:
+        """``state``'s shortest, then lowest, completion when the constraint states it
+        outright (a large lazy union that knows its language), else None."""
+        ...
+
     def branches(self, state: int) -> tuple[int, ...] | None:
         """The states whose union ``state`` is, when some of them split into lexemes
         (walking them one by one shares their lexeme walks); None otherwise."""

@@ -165,6 +165,13 @@ class DerivativeAutomaton:
             state = self._unions[items] = self._intern(alt(*terms))
         return state
 
+    def stated_completion(self, state: int) -> bytes | None:
+        """The shortest completion a thunk states for itself (``thunk(shortest=...)``)."""
+        term = self._terms[state]
+        if isinstance(term, Thunk) and term.shortest is not None:
+            return term.shortest()
+        return None
+
     def accepts(self, state: int) -> bool:
         """Whether the state's term is nullable."""
         return nullable(self._terms[state])

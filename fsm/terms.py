@@ -205,13 +205,22 @@ class Repeat(Term):
 
 
 class Thunk(Term):
-    """A term built on first use; identified by ``key`` alone."""
+    """A term built on first use; identified by ``key`` alone. ``shortest``, when
+    given, tells the shortest (then lowest) string of its language without building
+    the body (shortest completions ask it instead of taking the body apart)."""
 
-    __slots__ = ("key", "_make", "_body", "_expanding", "_visiting")
+    __slots__ = ("key", "shortest", "_make", "_body", "_expanding", "_visiting")
 
-    def __init__(self, key: Hashable, make: Callable[[], Term], needs_check: bool) -> None:
+    def __init__(
+        self,
+        key: Hashable,
+        make: Callable[[], Term],
+        needs_check: bool,
+        shortest: Callable[[], bytes] | None = None,
+    ) -> None:
         super().__init__(hash(("thunk", key)), needs_check)
         self.key = key
+        self.shortest = shortest
         self._make: Callable[[], Term] | None = make
         self._body: Term | None = None
         self._expanding: set[int] = set()  # threads building the body
@@ -444,9 +453,18 @@ def opt(term: Term) -> Term:
     return repeat(term, 0, 1)
 
 
-def thunk(key: Hashable, make: Callable[[], Term], *, needs_liveness_check: bool = False) -> Term:
-    """A lazily built term identified by ``key`` (see the module docstring)."""
-    return Thunk(key, make, needs_liveness_check)
+def thunk(
+    key: Hashable,
+    make: Callable[[], Term],
+    *,
+    needs_liveness_check: bool = False,
+    shortest: Callable[[], bytes] | None = None,
+) -> Term:
+    """A lazily built term identified by ``key`` (see the module docstring);
+    ``shortest()``, if given, must be the shortest, then lowest, string ``make()``
+    accepts (a large lazy union, such as the leap seconds of ``time``, is then completed
+    without being built)."""
+    return Thunk(key, make, needs_liveness_check, shortest)
 
 
 def lexeme(term: Term) -> Term:

@@ -243,6 +243,9 @@ class TokenIndex:
         parts = self._parts
         if parts is None or depth > MAX_COMPLETION_DEPTH:
             return _NOT_SEARCHED
+        stated = parts.stated_completion(state)
+        if stated is not None:
+            return stated
         split = parts.lexeme_split(state)
         if split is None or split[0] == state:  # a bare lexeme's own states lead to its end
             split = parts.head_split(state)

@@ -151,7 +151,8 @@ def _ecma_to_python(pattern: str) -> str:
 def _time_term() -> Term:
     """RFC 3339 ``full-time``; a leap second only where it falls at 23:59:60 UTC."""
     ordinary = regex_term(_TIME, encode_char=json_string_encoding)
-    return alt(ordinary, thunk(("format-leap-second",), _leap_seconds))
+    leap = thunk(("format-leap-second",), _leap_seconds, shortest=lambda: _LEAP_SHORTEST[b""])
+    return alt(ordinary, leap)
 
 
 def _leap_seconds() -> Term:
@@ -187,6 +188,7 @@ def _leap_branch(prefix: bytes) -> Term:
                 thunk(
                     ("format-leap-second", prefix + bytes((byte,))),
                     lambda longer=prefix + bytes((byte,)): _leap_branch(longer),
+                    shortest=lambda longer=prefix + bytes((byte,)): _LEAP_SHORTEST[longer],
                 ),
             )
             for byte in following
@@ -203,10 +205,31 @@ def _next_bytes(stamps: list[bytes]) -> dict[bytes, list[int]]:
     return {prefix: sorted(found) for prefix, found in following.items()}
 
 
-_LEAP_NEXT_BYTES = _next_bytes(
-    [f"{local // 60:02d}:{local % 60:02d}:60".encode() for local in range(24 * 60)]
-)
+_LEAP_STAMPS = [f"{local // 60:02d}:{local % 60:02d}:60".encode() for local in range(24 * 60)]
+
+_LEAP_NEXT_BYTES = _next_bytes(_LEAP_STAMPS)
 """The leap-second stamps' prefix tree: a few thousand short entries, built at import."""
+
+
+def _shortest_after(stamps: list[bytes]) -> dict[bytes, bytes]:
+    """For every prefix of a stamp (the empty one and the whole stamp included), the
+    shortest, then lowest, rest of a leap-second time that starts with it: the rest of
+    the stamp, no fraction, and its shortest lowest offset."""
+    best: dict[bytes, bytes] = {}
+    for stamp in stamps:
+        local = int(stamp[:2]) * 60 + int(stamp[3:5])
+        offset = min(_leap_offsets(local), key=lambda text: (len(text), text))
+        for end in range(len(stamp) + 1):
+            rest = stamp[end:] + offset
+            known = best.get(stamp[:end])
+            if known is None or (len(rest), rest) < (len(known), known):
+                best[stamp[:end]] = rest
+    return best
+
+
+_LEAP_SHORTEST = _shortest_after(_LEAP_STAMPS)
+"""The shortest completion of each node of the leap-second tree (its thunks state it,
+so a completion never builds the tree), built at import alongside it."""
 
 
 @lru_cache(maxsize=64)

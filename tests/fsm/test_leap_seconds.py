@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fsm.json_schema.formats import _leap_seconds
-from fsm.terms import derivative, nullable
+from fsm.terms import Thunk, derivative, nullable
 
 
 def accepts(term, data: bytes) -> bool:
@@ -33,3 +33,27 @@ def test_leap_seconds_are_exactly_2359_utc():
         assert not accepts(term, f"{stamp}".encode())
     assert accepts(term, b"23:59:60Z") and accepts(term, b"15:59:60-08:00")
     assert not accepts(term, b"23:59:59Z") and not accepts(term, b"23:59:60+00:01")
+
+
+def test_leap_second_nodes_state_their_shortest_completion():
+    """Every node of the tree (a thunk) states the shortest, then lowest, rest of the
+    times below it: the one found by trying each stamp with each offset that makes it
+    23:59:60 UTC (accepted by the term itself)."""
+    term = _leap_seconds()
+    all_offsets = offsets("+") + offsets("-")
+    times = []
+    for local in range(24 * 60):
+        stamp = f"{local // 60:02d}:{local % 60:02d}:60"
+        ahead = (local - (23 * 60 + 59)) % (24 * 60)
+        east, west = all_offsets[ahead][0], all_offsets[24 * 60 + (-ahead) % (24 * 60)][0]
+        for offset in (east, west, "Z", "z"):
+            if accepts(term, f"{stamp}{offset}".encode()):
+                times.append(f"{stamp}{offset}".encode())
+    assert len(times) == 2 * 24 * 60 + 2
+    for prefix in sorted({time[:n] for time in times[::29] for n in range(1, 9)}):
+        node = term
+        for byte in prefix:
+            node = derivative(node, byte)
+        assert isinstance(node, Thunk) and node.shortest is not None
+        rests = [time[len(prefix) :] for time in times if time.startswith(prefix)]
+        assert node.shortest() == min(rests, key=lambda rest: (len(rest), rest))

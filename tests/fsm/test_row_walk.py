@@ -46,6 +46,14 @@ SCHEMAS = {
         "additionalProperties": {"type": "string"},
     },
     "any value": {},
+    "date-time and time": {
+        "type": "object",
+        "properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "alarm": {"type": "string", "format": "time"},
+        },
+        "required": ["at", "alarm"],
+    },
 }
 
 
