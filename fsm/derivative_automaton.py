@@ -69,11 +69,10 @@ class DerivativeAutomaton:
         term = self._terms[state]
         members = representatives(term)
         of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
-        for byte, representative in enumerate(members):
-            if byte == representative:
-                target = derivative(term, byte)
-                if self.is_live(target):
-                    of_class[byte] = self._intern(target)
+        for byte in sorted(set(members)):  # each class's lowest byte, in byte order
+            target = derivative(term, byte)
+            if self.is_live(target):
+                of_class[byte] = self._intern(target)
         return of_class[np.frombuffer(members, np.uint8)], nullable(term)
 
     @property

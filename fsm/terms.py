@@ -124,10 +124,23 @@ class Bytes(Term):
 
 
 class Cat(Term):
+    """``items`` in sequence (at least two, none a ``Cat``: ``cat`` flattens).
+
+    The hash folds the items' hashes from the right, so a concatenation that ends in
+    another one's items (``derivative(head) + rest``, the shape of every derivative of
+    a concatenation) is hashed from that one's hash and its own new head items, not
+    from every item again."""
+
     __slots__ = ("items", "_rest")
 
-    def __init__(self, items: tuple[Term, ...]) -> None:
-        super().__init__(hash(("cat", items)), any(t.needs_liveness_check for t in items))
+    def __init__(
+        self, items: tuple[Term, ...], hash_value: int | None = None, needs: bool | None = None
+    ) -> None:
+        if hash_value is None:
+            hash_value = _fold_hash(items[:-1], items[-1]._hash)
+        if needs is None:
+            needs = any(t.needs_liveness_check for t in items)
+        super().__init__(hash_value, needs)
         self.items = items
         self._rest: Term | None = None
 
@@ -149,8 +162,10 @@ class Cat(Term):
 class Alt(Term):
     __slots__ = ("items",)
 
-    def __init__(self, items: frozenset[Term]) -> None:
-        super().__init__(hash(("alt", items)), any(t.needs_liveness_check for t in items))
+    def __init__(self, items: frozenset[Term], needs: bool | None = None) -> None:
+        if needs is None:
+            needs = any(t.needs_liveness_check for t in items)
+        super().__init__(hash(("alt", items)), needs)
         self.items = items
 
     def _key(self) -> tuple:
@@ -342,26 +357,44 @@ def literal(data: bytes) -> Term:
 def cat(*terms: Term) -> Term:
     """Concatenation, flattened; ``EMPTY`` anywhere makes it ``EMPTY``."""
     items: list[Term] = []
+    needs = False
+    suffix: Cat | None = None  # the concatenation whose items end ``items``, if any
     for term in terms:
         if term is EMPTY:
             return EMPTY
         if term is EPS:
             continue
-        if isinstance(term, Cat):
+        needs = needs or term.needs_liveness_check
+        if type(term) is Cat:
             items.extend(term.items)
+            suffix = term
         else:
             items.append(term)
+            suffix = None
     if not items:
         return EPS
     if len(items) == 1:
         return items[0]
-    return Cat(tuple(items))
+    if suffix is None:
+        hash_value = _fold_hash(items[:-1], items[-1]._hash)
+    else:
+        hash_value = _fold_hash(items[: len(items) - len(suffix.items)], suffix._hash)
+    return Cat(tuple(items), hash_value, needs)
+
+
+def _fold_hash(items: list[Term] | tuple[Term, ...], tail: int) -> int:
+    """``Cat``'s hash: ``tail`` (the last item's hash, or a suffix concatenation's)
+    folded with the hashes of ``items`` from the right."""
+    for item in reversed(items):
+        tail = hash((item._hash, tail))
+    return tail
 
 
 def alt(*terms: Term) -> Term:
     """Union, normalised: flattened, deduplicated, single-byte sets merged."""
     members: set[Term] = set()
     mask = 0
+    needs = False
     for term in terms:
         parts = term.items if isinstance(term, Alt) else (term,)
         for part in parts:
@@ -371,13 +404,14 @@ def alt(*terms: Term) -> Term:
                 mask |= part.mask
             else:
                 members.add(part)
+                needs = needs or part.needs_liveness_check
     if mask:
         members.add(Bytes(mask))
     if not members:
         return EMPTY
     if len(members) == 1:
         return next(iter(members))
-    return Alt(frozenset(members))
+    return Alt(frozenset(members), needs)
 
 
 def intersect(*terms: Term) -> Term:
