@@ -423,6 +423,38 @@ def test_masks_built_during_the_forward_pass_change_no_output(tiny_model, sample
     assert runs[True].logprobs == runs[False].logprobs
 
 
+def test_an_error_building_masks_in_the_worker_reaches_the_caller(tiny_model, monkeypatch):
+    """A typed error raised while the worker builds a mask (here: the second row it
+    builds) comes out of the generation call, and the model is usable afterwards."""
+    real_bitmask = fsm.TokenIndex.bitmask
+    in_worker = []
+
+    def bitmask(index, state):
+        if threading.current_thread().name.startswith("seqstate-masks"):
+            in_worker.append(state)
+            if len(in_worker) == 2:
+                raise fsm.ConstraintTooLarge("row too large")
+        return real_bitmask(index, state)
+
+    prompt = tiny_model("Pet: ")
+    gc.collect()
+    blocks = tiny_model.kv_stats()["blocks_used"]
+    tiny_model.overlap_masks = True
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(fsm.TokenIndex, "bitmask", bitmask)
+            with pytest.raises(fsm.ConstraintTooLarge):
+                prompt + ss.json(Pet, max_tokens=20)
+        assert len(in_worker) == 2
+        after = prompt + ss.json(Pet, max_tokens=20)
+    finally:
+        tiny_model.overlap_masks = None
+    assert after.texts[0][0].startswith("Pet: ")
+    del after
+    gc.collect()
+    assert tiny_model.kv_stats()["blocks_used"] == blocks  # the failed call's blocks are back
+
+
 @pytest.mark.parametrize("sampler", [ss.greedy(), ss.sample(seed=5), ss.beam(3)])
 def test_restricted_head_changes_no_output(tiny_model, sampler):
     """Logits of the allowed tokens alone (the default) give the same tokens and
