@@ -12,8 +12,9 @@ the median of the per-schema ratios.
 Each tree runs in its own process (one model load each); ``--before TREE`` runs an
 older checkout too (a ``git worktree``), and ``--overlap-on`` this tree with
 ``model.overlap_masks = True`` (masks built during each forward pass, in a worker
-thread, instead of before it: the default on an accelerator), all alternating round by round on the same schemas, so the ratio of ratios compares
-them under the same machine load.
+thread, instead of before it: the default on an accelerator), all alternating round by
+round on the same schemas, so the ratio of ratios compares them under the same machine
+load.
 
     .venv/bin/python benchmarks/fresh_schema.py [--schemas 12] [--rounds 2]
         [--max-tokens 48] [--before TREE] [--overlap-on] [--no-write]

@@ -124,7 +124,8 @@ class Bytes(Term):
 
 
 class Cat(Term):
-    """``items`` in sequence (at least two, none a ``Cat``: ``cat`` flattens).
+    """``items`` in sequence (at least two, none a ``Cat``), built by ``cat``, which
+    flattens them and passes their hash and liveness flag.
 
     The hash folds the items' hashes from the right, so a concatenation that ends in
     another one's items (``derivative(head) + rest``, the shape of every derivative of
@@ -133,13 +134,7 @@ class Cat(Term):
 
     __slots__ = ("items", "_rest")
 
-    def __init__(
-        self, items: tuple[Term, ...], hash_value: int | None = None, needs: bool | None = None
-    ) -> None:
-        if hash_value is None:
-            hash_value = _fold_hash(items[:-1], items[-1]._hash)
-        if needs is None:
-            needs = any(t.needs_liveness_check for t in items)
+    def __init__(self, items: tuple[Term, ...], hash_value: int, needs: bool) -> None:
         super().__init__(hash_value, needs)
         self.items = items
         self._rest: Term | None = None
@@ -162,9 +157,7 @@ class Cat(Term):
 class Alt(Term):
     __slots__ = ("items",)
 
-    def __init__(self, items: frozenset[Term], needs: bool | None = None) -> None:
-        if needs is None:
-            needs = any(t.needs_liveness_check for t in items)
+    def __init__(self, items: frozenset[Term], needs: bool) -> None:
         super().__init__(hash(("alt", items)), needs)
         self.items = items
 

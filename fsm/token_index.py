@@ -152,14 +152,14 @@ class TokenIndex:
     def next_state(self, state: int, token: int) -> int:
         """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
         size = self.vocabulary.size
-        key = int(state) * size + int(token)  # Python ints: numpy's int32 would overflow
-        if 0 <= token < size:
-            known = self._taken.get(key)
-            if known is not None:
-                return known
-        row = self._row(state)
         if not 0 <= token < size:
+            self._row(state)  # an unknown state raises all the same
             return DEAD
+        key = int(state) * size + int(token)  # Python ints: numpy's int32 would overflow
+        known = self._taken.get(key)
+        if known is not None:
+            return known
+        row = self._row(state)
         allowed = self._allowed[row]
         i = int(allowed.searchsorted(np.int32(token)))
         after = int(self._next[row][i]) if i < len(allowed) and allowed[i] == token else DEAD

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from fsm.errors import UnsupportedSchema
 from fsm.json_schema.json_text import JSON_CHAR
@@ -151,7 +151,7 @@ def _ecma_to_python(pattern: str) -> str:
 def _time_term() -> Term:
     """RFC 3339 ``full-time``; a leap second only where it falls at 23:59:60 UTC."""
     ordinary = regex_term(_TIME, encode_char=json_string_encoding)
-    leap = thunk(("format-leap-second",), _leap_seconds, shortest=lambda: _LEAP_SHORTEST[b""])
+    leap = thunk(("format-leap-second",), _leap_seconds, shortest=lambda: _leap_tree()[1][b""])
     return alt(ordinary, leap)
 
 
@@ -180,56 +180,39 @@ def _leap_branch(prefix: bytes) -> Term:
         local = int(prefix[:2]) * 60 + int(prefix[3:5])
         fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
         return cat(fraction, alt(*(literal(offset) for offset in _leap_offsets(local))))
-    following = _LEAP_NEXT_BYTES[prefix]
-    return alt(
-        *(
-            cat(
-                literal(bytes((byte,))),
-                thunk(
-                    ("format-leap-second", prefix + bytes((byte,))),
-                    lambda longer=prefix + bytes((byte,)): _leap_branch(longer),
-                    shortest=lambda longer=prefix + bytes((byte,)): _LEAP_SHORTEST[longer],
-                ),
-            )
-            for byte in following
+    following, shortest = _leap_tree()
+    branches = []
+    for byte in following[prefix]:
+        longer = prefix + bytes((byte,))
+        rest = thunk(
+            ("format-leap-second", longer),
+            partial(_leap_branch, longer),
+            shortest=partial(shortest.__getitem__, longer),
         )
-    )
+        branches.append(cat(literal(bytes((byte,))), rest))
+    return alt(*branches)
 
 
-def _next_bytes(stamps: list[bytes]) -> dict[bytes, list[int]]:
-    """For every proper prefix of ``stamps``, the bytes that follow it, in order."""
+@lru_cache(maxsize=1)
+def _leap_tree() -> tuple[dict[bytes, list[int]], dict[bytes, bytes]]:
+    """The leap-second stamps' prefix tree (a few thousand short entries, built on first
+    use): the bytes that follow each proper prefix, in order, and after each prefix the
+    shortest, then lowest, rest of a leap-second time (the rest of the stamp, no
+    fraction, its shortest lowest offset), which the tree's thunks state so that a
+    completion never builds the tree."""
     following: dict[bytes, set[int]] = {}
-    for stamp in stamps:
-        for end in range(len(stamp)):
-            following.setdefault(stamp[:end], set()).add(stamp[end])
-    return {prefix: sorted(found) for prefix, found in following.items()}
-
-
-_LEAP_STAMPS = [f"{local // 60:02d}:{local % 60:02d}:60".encode() for local in range(24 * 60)]
-
-_LEAP_NEXT_BYTES = _next_bytes(_LEAP_STAMPS)
-"""The leap-second stamps' prefix tree: a few thousand short entries, built at import."""
-
-
-def _shortest_after(stamps: list[bytes]) -> dict[bytes, bytes]:
-    """For every prefix of a stamp (the empty one and the whole stamp included), the
-    shortest, then lowest, rest of a leap-second time that starts with it: the rest of
-    the stamp, no fraction, and its shortest lowest offset."""
-    best: dict[bytes, bytes] = {}
-    for stamp in stamps:
-        local = int(stamp[:2]) * 60 + int(stamp[3:5])
+    shortest: dict[bytes, bytes] = {}
+    for local in range(24 * 60):
+        stamp = f"{local // 60:02d}:{local % 60:02d}:60".encode()
         offset = min(_leap_offsets(local), key=lambda text: (len(text), text))
         for end in range(len(stamp) + 1):
-            rest = stamp[end:] + offset
-            known = best.get(stamp[:end])
+            prefix, rest = stamp[:end], stamp[end:] + offset
+            if end < len(stamp):
+                following.setdefault(prefix, set()).add(stamp[end])
+            known = shortest.get(prefix)
             if known is None or (len(rest), rest) < (len(known), known):
-                best[stamp[:end]] = rest
-    return best
-
-
-_LEAP_SHORTEST = _shortest_after(_LEAP_STAMPS)
-"""The shortest completion of each node of the leap-second tree (its thunks state it,
-so a completion never builds the tree), built at import alongside it."""
+                shortest[prefix] = rest
+    return {prefix: sorted(found) for prefix, found in following.items()}, shortest
 
 
 @lru_cache(maxsize=64)
