@@ -268,20 +268,11 @@ class RowWalker:
             )
             if len(shared) < size:
                 kept.append(_without(block, shared))
-        tokens, ends = np.concatenate(shared_tokens), np.concatenate(shared_ends)
-        by_token = np.lexsort((ends, tokens))
-        tokens, ends = tokens[by_token], ends[by_token]
-        starts = np.flatnonzero(np.r_[True, tokens[1:] != tokens[:-1]])
-        combined: dict[tuple[int, ...], int] = {}
-        inverse = np.empty(len(starts), np.int32)
-        for i, group in enumerate(np.split(ends, starts[1:])):
-            key = tuple(dict.fromkeys(group.tolist()))
-            position = combined.get(key)
-            if position is None:
-                position = combined[key] = len(combined)
-            inverse[i] = position
-        targets = np.asarray([self._union_of(key) for key in combined], np.int32)
-        kept.append(_Block(tokens[starts], inverse, targets))
+        tokens, inverse, combinations = _combine(
+            np.concatenate(shared_tokens), np.concatenate(shared_ends)
+        )
+        targets = np.asarray([self._union_of(key) for key in combinations], np.int32)
+        kept.append(_Block(tokens, inverse, targets))
         return kept
 
     def _defer(self, lexeme_end: int, rest: int) -> int:
@@ -323,6 +314,40 @@ class RowWalker:
                     resolved[i] = state
             numbered.append(block._replace(targets=np.asarray(resolved, np.int32)))
         return numbered
+
+
+def _combine(
+    tokens: np.ndarray, ends: np.ndarray, few: int | None = None
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
+    """Group ``(token, end)`` pairs by token: ``(distinct tokens, inverse, combinations)``
+    where token ``i`` leads to the ends ``combinations[inverse[i]]`` (ascending, without
+    repeats). Up to ``few`` tokens (default ``_FEW_SHARED``) a Python loop groups them;
+    more are grouped by numpy (two string branches of a union share ~48,000 tokens)."""
+    by_token = np.lexsort((ends, tokens))
+    tokens, ends = tokens[by_token], ends[by_token]
+    repeated = np.r_[False, (tokens[1:] == tokens[:-1]) & (ends[1:] == ends[:-1])]
+    tokens, ends = tokens[~repeated], ends[~repeated]
+    starts = np.flatnonzero(np.r_[True, tokens[1:] != tokens[:-1]])
+    if len(starts) <= (_FEW_SHARED if few is None else few):
+        combined: dict[tuple[int, ...], int] = {}
+        inverse = np.empty(len(starts), np.int32)
+        for i, group in enumerate(np.split(ends, starts[1:])):
+            inverse[i] = combined.setdefault(tuple(group.tolist()), len(combined))
+        return tokens[starts], inverse, list(combined)
+    sizes = np.diff(np.r_[starts, len(tokens)])
+    # a row per token, its ends left-aligned and padded with -1 (never an end: ends are
+    # states, >= 0, or deferred codes, <= -2)
+    table = np.full((len(starts), int(sizes.max())), -1, ends.dtype)
+    row_of = np.repeat(np.arange(len(starts)), sizes)
+    table[row_of, np.arange(len(tokens)) - starts[row_of]] = ends
+    rows, inverse = np.unique(table, axis=0, return_inverse=True)
+    combinations = [tuple(end for end in row if end != -1) for row in rows.tolist()]
+    return tokens[starts], inverse.reshape(-1).astype(np.int32), combinations
+
+
+_FEW_SHARED = 256
+"""Below this many shared tokens a Python loop groups them faster than numpy's
+row-wise ``unique``."""
 
 
 def _without(block: _Block, dropped: np.ndarray) -> _Block:

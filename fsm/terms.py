@@ -667,16 +667,10 @@ def _partition(term: Term) -> np.ndarray:
 
 
 def first_bytes(term: Term) -> int:
-    """Mask of the bytes whose derivative is not syntactically ``EMPTY``."""
-    labels = byte_partition(term)
-    mask = 0
-    seen: dict[int, bool] = {}
-    for b in range(256):
-        label = int(labels[b])
-        live = seen.get(label)
-        if live is None:
-            live = derivative(term, b) is not EMPTY
-            seen[label] = live
-        if live:
-            mask |= 1 << b
-    return mask
+    """Mask of the bytes whose derivative is not syntactically ``EMPTY`` (one
+    derivative per class of the term's partition: its bytes share it)."""
+    firsts = np.frombuffer(representatives(term), np.uint8)
+    live = np.zeros(256, np.bool_)
+    for representative in np.unique(firsts).tolist():
+        live[representative] = derivative(term, representative) is not EMPTY
+    return int.from_bytes(np.packbits(live[firsts], bitorder="little").tobytes(), "little")

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.compiler import automaton_of
+from fsm.row_walk import _combine
 from fsm.terms import EPS, Lexeme, derivative, lexeme, literal, nullable
 
 SCHEMAS = {
@@ -181,3 +182,24 @@ def test_lexeme_derivatives_stay_lexemes_and_end_in_eps():
         assert isinstance(after, Lexeme)
     assert derivative(after, ord('"')) is EPS
     assert lexeme(literal(b"")) is EPS and lexeme(word) is word
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.integers(-6, 8).filter(lambda end: end != -1)),
+        min_size=1,
+        max_size=120,
+    ),
+    st.sampled_from([0, 3, 1000]),
+)
+def test_union_targets_grouped_by_token(pairs, few):
+    """Both ways of grouping a union's shared tokens (a loop for few, numpy for many)
+    give each token the ascending distinct ends it reads."""
+    tokens = np.asarray([token for token, _ in pairs], np.int32)
+    ends = np.asarray([end for _, end in pairs], np.int32)
+    distinct, inverse, combinations = _combine(tokens, ends, few)
+    expected = {token: tuple(sorted({e for t, e in pairs if t == token})) for token, _ in pairs}
+    assert distinct.tolist() == sorted(expected)
+    assert [combinations[i] for i in inverse.tolist()] == [expected[t] for t in sorted(expected)]
+    assert len(set(combinations)) == len(combinations)

@@ -17,6 +17,7 @@ from fsm.terms import (
     cat,
     complement,
     derivative,
+    first_bytes,
     intersect,
     literal,
     nullable,
@@ -82,6 +83,18 @@ class_patterns = st.sampled_from(
     ]
 )
 class_words = st.lists(st.sampled_from("abcdexy0369&"), max_size=6).map("".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(class_patterns, class_patterns, class_words)
+def test_first_bytes_are_the_bytes_with_a_derivative(p, q, word):
+    """One derivative per class of the partition; the mask must equal asking all 256."""
+    term = cat(regex_term(p), intersect(regex_term(q), complement(regex_term(p))))
+    for byte in [None, *word.encode()]:
+        if byte is not None:
+            term = derivative(term, byte)
+        expected = sum(1 << b for b in range(256) if derivative(term, b) is not EMPTY)
+        assert first_bytes(term) == expected
 
 
 @settings(max_examples=200, deadline=None)
