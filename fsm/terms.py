@@ -559,14 +559,20 @@ def derivative(term: Term, byte: int) -> Term:
     bytes of one of its classes, which all share one derivative."""
     cached = term._derivatives.get(byte)
     if cached is None:
-        if isinstance(term, Cat | Alt | And | Not | Repeat | Lexeme):
-            representative = representatives(term)[byte]
+        if type(term) in _PARTITIONED:
+            firsts = term._representatives
+            representative = (firsts if firsts is not None else representatives(term))[byte]
             if representative != byte:
                 cached = derivative(term, representative)
         if cached is None:
             cached = _derivative(term, byte)
         term._derivatives[byte] = cached
     return cached
+
+
+_PARTITIONED = frozenset((Cat, Alt, And, Not, Repeat, Lexeme))
+"""Terms whose derivative is computed once per class of their byte partition (the
+others derive in constant time)."""
 
 
 def representatives(term: Term) -> bytes:
