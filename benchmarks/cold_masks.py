@@ -17,6 +17,7 @@ the shared machine and a runaway compile is killed at ``--timeout``.
 
     .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--reps 3] [--timeout 30]
         [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
+        [--isolated] [--no-gc]
         [--json out.json] [--write]
 
 ``--before TREE`` adds a second copy of ours imported from another checkout (e.g. a
@@ -24,11 +25,15 @@ the shared machine and a runaway compile is killed at ``--timeout``.
 ``--isolated`` adds ours with the vocabulary's shared lexeme walks
 (``vocabulary.lexeme_walks``) dropped before every compile: each schema then pays for
 its JSON strings and formats as if it were the first one the process saw.
+``--no-gc`` adds ours with Python's cyclic garbage collector off in its worker (after
+warm-up, ``gc.freeze()`` then ``gc.disable()``): what the collector's passes over the
+terms a cold walk allocates cost, the advice of ``docs/design.md`` for services.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import multiprocessing as mp
 import sys
@@ -162,12 +167,13 @@ CASES: dict[str, tuple[str, Any, Any]] = {
 
 
 ISOLATED = "#isolated"
+NO_GC = "#nogc"
 
 
 def _adapter(name: str) -> str:
-    """``seqstate@TREE`` (ours from another checkout) and ``seqstate#isolated`` use the
-    ``seqstate`` adapter."""
-    return name.partition("@")[0].removesuffix(ISOLATED)
+    """``seqstate@TREE`` (ours from another checkout), ``seqstate#isolated`` and
+    ``seqstate#nogc`` use the ``seqstate`` adapter."""
+    return name.partition("@")[0].removesuffix(ISOLATED).removesuffix(NO_GC)
 
 
 def _steps(name: str, engine: Any, handle: Any, tokens: list[int]) -> tuple[list[int], bool]:
@@ -234,6 +240,9 @@ def _serve(name: str, conn: Connection) -> None:
     engine = ADAPTERS[_adapter(name)](tokenizer)
     for kind, (source, value) in (("regex", WARMUP_REGEX), ("json", WARMUP_SCHEMA)):
         _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind))
+    if name.endswith(NO_GC):
+        gc.freeze()
+        gc.disable()
     conn.send({"version": engine.version})
     while True:
         request = conn.recv()
@@ -327,6 +336,8 @@ HEADERS = [
 def _label(name: str) -> str:
     if name.endswith(ISOLATED):
         return "seqstate, no shared walks"
+    if name.endswith(NO_GC):
+        return "seqstate, collector off"
     return "seqstate before" if "@" in name else name
 
 
@@ -378,6 +389,9 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
         if "llguidance" in peers:
             p99 = percentile(ours["cold"], 99) / percentile(peers["llguidance"]["cold"], 99)
             line += f"; cold p99 / llguidance's: {p99:.1f}x"
+        no_gc = records.get(f"seqstate{NO_GC}")
+        if no_gc and no_gc["totals"]:
+            line += f"; ours with the collector off {fmt(median(no_gc['totals']), 2)} ms"
         isolated = records.get(f"seqstate{ISOLATED}")
         if isolated and isolated["totals"]:
             line += f"; ours without shared walks {fmt(median(isolated['totals']), 2)} ms"
@@ -421,6 +435,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--isolated", action="store_true", help="also run ours without shared lexeme walks"
     )
+    parser.add_argument(
+        "--no-gc", action="store_true", help="also run ours with the cyclic collector off"
+    )
     parser.add_argument("--json", help="also dump the raw results to this file")
     parser.add_argument("--write", action="store_true", help="write to docs/benchmarks.md")
     return parser.parse_args()
@@ -434,6 +451,8 @@ def main() -> None:
         names.insert(0, f"seqstate@{args.before}")
     if args.isolated:
         names.insert(0, f"seqstate{ISOLATED}")
+    if args.no_gc:
+        names.insert(0, f"seqstate{NO_GC}")
     for name in names:
         if name in MODULES and not have(MODULES[name]):
             print(f"note: {name} is not installed (pip install -e '.[peers]'); skipped")

@@ -62,7 +62,10 @@ class Term:
         self._nullable: bool | None = None
         self._partition: np.ndarray | None = None
         self._representatives: bytes | None = None
-        self._derivatives: dict[int, Term] = {}
+        # Allocated by the first derivative: most terms are never derived (parts of a
+        # derivative being built, states no walk expands), and every dict is one more
+        # object for the cyclic collector to scan.
+        self._derivatives: dict[int, Term] | None = None
         # Set when emptiness cannot be read off the syntax (intersection, complement).
         self.needs_liveness_check = needs_liveness_check
 
@@ -557,7 +560,10 @@ def derivative(term: Term, byte: int) -> Term:
     Memoised per byte, and computed once per class of the term's own byte partition:
     a parent's partition is finer than its items', so an item is asked about several
     bytes of one of its classes, which all share one derivative."""
-    cached = term._derivatives.get(byte)
+    memo = term._derivatives
+    if memo is None:
+        memo = term._derivatives = {}
+    cached = memo.get(byte)
     if cached is None:
         if type(term) in _PARTITIONED:
             firsts = term._representatives
@@ -566,7 +572,7 @@ def derivative(term: Term, byte: int) -> Term:
                 cached = derivative(term, representative)
         if cached is None:
             cached = _derivative(term, byte)
-        term._derivatives[byte] = cached
+        memo[byte] = cached
     return cached
 
 
