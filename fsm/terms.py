@@ -352,6 +352,8 @@ def literal(data: bytes) -> Term:
 
 def cat(*terms: Term) -> Term:
     """Concatenation, flattened; ``EMPTY`` anywhere makes it ``EMPTY``."""
+    if len(terms) == 2 and isinstance(terms[1], Cat):
+        return _prepend(terms[0], terms[1])
     items: list[Term] = []
     needs = False
     suffix: Cat | None = None  # the concatenation whose items end ``items``, if any
@@ -376,6 +378,20 @@ def cat(*terms: Term) -> Term:
     else:
         hash_value = _fold_hash(items[: len(items) - len(suffix.items)], suffix._hash)
     return Cat(tuple(items), hash_value, needs)
+
+
+def _prepend(head: Term, rest: Cat) -> Term:
+    """``cat(head, rest)`` for a concatenation ``rest``, the shape of every derivative of
+    a concatenation (``derivative(first item) + the others``), built without the
+    general loop: the same items, hash and liveness flag."""
+    if head is EMPTY:
+        return EMPTY
+    if head is EPS:
+        return rest
+    needs = head.needs_liveness_check or rest.needs_liveness_check
+    if isinstance(head, Cat):
+        return Cat(head.items + rest.items, _fold_hash(head.items, rest._hash), needs)
+    return Cat((head, *rest.items), hash((head._hash, rest._hash)), needs)
 
 
 def _fold_hash(items: list[Term] | tuple[Term, ...], tail: int) -> int:

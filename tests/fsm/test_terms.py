@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import fsm
@@ -13,6 +13,7 @@ from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,
     EPS,
+    Cat,
     byte_partition,
     cat,
     complement,
@@ -83,6 +84,23 @@ class_patterns = st.sampled_from(
     ]
 )
 class_words = st.lists(st.sampled_from("abcdexy0369&"), max_size=6).map("".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(class_patterns, class_patterns, class_patterns, class_words)
+def test_two_item_concatenation_equals_the_general_one(p, q, r, word):
+    """``cat(head, a concatenation)`` takes a short cut: the same items, hash and flag as
+    the general loop (reached here with a third, empty, item)."""
+    rest = cat(regex_term(q), intersect(regex_term(r), complement(regex_term(p))))
+    assume(isinstance(rest, Cat))
+    for head in (regex_term(p), derivative(regex_term(p), (word.encode() or b"a")[0]), EPS):
+        fast, general = cat(head, rest), cat(head, rest, EPS)
+        assert fast == general
+        assert hash(fast) == hash(general)
+        assert fast.needs_liveness_check == general.needs_liveness_check
+        assert type(fast) is type(general)
+        assert getattr(fast, "items", None) == getattr(general, "items", None)
+    assert cat(EMPTY, rest) is EMPTY
 
 
 @settings(max_examples=100, deadline=None)
