@@ -227,9 +227,7 @@ class DerivativeAutomaton:
             term = queue.popleft()
             if self._live.get(term) or nullable(term):
                 return True
-            for byte, representative in enumerate(representatives(term)):
-                if byte != representative:
-                    continue
+            for byte in sorted(set(representatives(term))):  # one byte per class
                 target = derivative(term, byte)
                 if target is EMPTY or target in seen or self._live.get(target) is False:
                     continue

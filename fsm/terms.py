@@ -72,12 +72,24 @@ class Term:
     def __hash__(self) -> int:
         return self._hash
 
+    _SHARED: tuple[str, ...] = ()
+    """Fields holding sub-terms, handed to an equal term by ``__eq__`` (below)."""
+
     def __eq__(self, other: object) -> bool:
+        """Structural equality. Equal terms built apart (a derivative equal to a known
+        state, made of new objects) are compared item by item, recursively; once found
+        equal, ``other`` takes this term's sub-terms (equal values, so nothing it means
+        changes), and comparing the two again stops at the first level, on identity. A
+        liveness search over intersections met the same pairs millions of times."""
         if self is other:
             return True
         if type(self) is not type(other) or self._hash != other._hash:  # type: ignore[attr-defined]
             return False
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        if self._key() != other._key():  # type: ignore[attr-defined]
+            return False
+        for name in self._SHARED:
+            setattr(other, name, getattr(self, name))
+        return True
 
     def _key(self) -> tuple:
         raise NotImplementedError
@@ -136,6 +148,7 @@ class Cat(Term):
     from every item again."""
 
     __slots__ = ("items", "_rest")
+    _SHARED = ("items",)
 
     def __init__(self, items: tuple[Term, ...], hash_value: int, needs: bool) -> None:
         super().__init__(hash_value, needs)
@@ -159,6 +172,7 @@ class Cat(Term):
 
 class Alt(Term):
     __slots__ = ("items",)
+    _SHARED = ("items",)
 
     def __init__(self, items: frozenset[Term], needs: bool) -> None:
         super().__init__(hash(("alt", items)), needs)
@@ -173,6 +187,7 @@ class Alt(Term):
 
 class And(Term):
     __slots__ = ("items",)
+    _SHARED = ("items",)
 
     def __init__(self, items: frozenset[Term]) -> None:
         super().__init__(hash(("and", items)), True)
@@ -187,6 +202,7 @@ class And(Term):
 
 class Not(Term):
     __slots__ = ("item",)
+    _SHARED = ("item",)
 
     def __init__(self, item: Term) -> None:
         super().__init__(hash(("not", item)), True)
@@ -203,6 +219,7 @@ class Repeat(Term):
     """``item`` repeated between ``lo`` and ``hi`` times (``hi`` None: unbounded)."""
 
     __slots__ = ("item", "lo", "hi")
+    _SHARED = ("item",)
 
     def __init__(self, item: Term, lo: int, hi: int | None) -> None:
         super().__init__(hash(("rep", item, lo, hi)), item.needs_liveness_check)
@@ -283,6 +300,7 @@ class Lexeme(Term):
     """``item``, declared prefix-free: once it matches, nothing more can follow."""
 
     __slots__ = ("item",)
+    _SHARED = ("item",)
 
     def __init__(self, item: Term) -> None:
         super().__init__(hash(("lexeme", item)), item.needs_liveness_check)

@@ -14,15 +14,19 @@ from fsm.terms import (
     EMPTY,
     EPS,
     Cat,
+    alt,
     byte_partition,
+    byte_set,
     cat,
     complement,
     derivative,
     first_bytes,
     intersect,
+    lexeme,
     literal,
     nullable,
     repeat,
+    star,
     thunk,
 )
 from fsm.unicode import normalize_ranges, utf8_term
@@ -159,3 +163,27 @@ def test_unguarded_recursion_is_a_clear_error():
 def test_constants():
     assert nullable(EPS) and not nullable(EMPTY)
     assert cat(EMPTY, literal(b"a")) is EMPTY
+
+
+def build_nested(word: bytes):
+    """A term with every kind of sub-term, built afresh on each call."""
+    body = alt(literal(word), repeat(byte_set(b"xy"), 1, 3))
+    return cat(lexeme(cat(literal(b'"'), body, literal(b'"'))), complement(star(literal(b"z"))))
+
+
+@settings(max_examples=50, deadline=None)
+@given(words, words)
+def test_equal_terms_built_apart_share_their_parts_once_compared(a, b):
+    """``==`` hands the sub-terms of one of two equal terms to the other, so comparing
+    them again stops at identity; unequal terms keep their own; meaning is unchanged."""
+    x, y = build_nested(a.encode()), build_nested(b.encode())
+    assert x is not y and x.items is not y.items
+    probes = [b'"' + w.encode() + b'"' for w in ("", a, b, "x", "xyx")] + [b'"xx"z']
+    before = [matches(y, probe) for probe in probes]
+    if a == b:
+        assert x == y and hash(x) == hash(y)
+        assert y.items is x.items
+    else:
+        assert x != y
+        assert y.items is not x.items
+    assert [matches(y, probe) for probe in probes] == before
