@@ -26,7 +26,9 @@ Two extensions go beyond regular expressions:
   (``fsm.token_index``); derivatives of a lexeme stay lexemes and end in ``EPS``.
 
 Threads: the memos on a term (hash, nullability, partition, derivatives) are written
-once with a value any thread would compute alike, so a race only repeats work. A
+once with a value any thread would compute alike, so a race only repeats work; when
+equality hands a term's sub-terms to an equal one, the field changes to an equal value,
+so a reader sees either. A
 thunk's recursion guards are kept per thread, so two threads walking one thunk never
 mistake each other for unguarded recursion, and its body is published once.
 """
