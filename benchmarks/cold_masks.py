@@ -26,8 +26,8 @@ the shared machine and a runaway compile is killed at ``--timeout``.
 (``vocabulary.lexeme_walks``) dropped before every compile: each schema then pays for
 its JSON strings and formats as if it were the first one the process saw.
 ``--no-gc`` adds ours with Python's cyclic garbage collector off in its worker (after
-warm-up, ``gc.freeze()`` then ``gc.disable()``): what the collector's passes over the
-terms a cold walk allocates cost, the advice of ``docs/design.md`` for services.
+warm-up, ``gc.freeze()`` then ``gc.disable()``): a reference for what the collector's
+passes over the terms a cold walk allocates cost (``docs/design.md``).
 """
 
 from __future__ import annotations

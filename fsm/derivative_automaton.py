@@ -28,6 +28,7 @@ from fsm.terms import (
     Thunk,
     alt,
     cat,
+    class_bytes,
     derivative,
     nullable,
     representatives,
@@ -69,7 +70,7 @@ class DerivativeAutomaton:
         term = self._terms[state]
         members = representatives(term)
         of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
-        for byte in sorted(set(members)):  # each class's lowest byte, in byte order
+        for byte in class_bytes(term):
             target = derivative(term, byte)
             if self.is_live(target):
                 of_class[byte] = self._intern(target)
@@ -227,7 +228,7 @@ class DerivativeAutomaton:
             term = queue.popleft()
             if self._live.get(term) or nullable(term):
                 return True
-            for byte in sorted(set(representatives(term))):  # one byte per class
+            for byte in class_bytes(term):
                 target = derivative(term, byte)
                 if target is EMPTY or target in seen or self._live.get(target) is False:
                     continue

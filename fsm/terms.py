@@ -28,9 +28,9 @@ Two extensions go beyond regular expressions:
 Threads: the memos on a term (hash, nullability, partition, derivatives) are written
 once with a value any thread would compute alike, so a race only repeats work; when
 equality hands a term's sub-terms to an equal one, the field changes to an equal value,
-so a reader sees either. A
-thunk's recursion guards are kept per thread, so two threads walking one thunk never
-mistake each other for unguarded recursion, and its body is published once.
+so a reader sees either. A thunk's recursion guards are kept per thread, so two threads
+walking one thunk never mistake each other for unguarded recursion, and its body is
+published once.
 """
 
 from __future__ import annotations
@@ -602,8 +602,7 @@ def derivative(term: Term, byte: int) -> Term:
     cached = memo.get(byte)
     if cached is None:
         if type(term) in _PARTITIONED:
-            firsts = term._representatives
-            representative = (firsts if firsts is not None else representatives(term))[byte]
+            representative = representatives(term)[byte]
             if representative != byte:
                 cached = derivative(term, representative)
         if cached is None:
@@ -623,6 +622,12 @@ def representatives(term: Term) -> bytes:
     if cached is None:
         cached = term._representatives = first_members(byte_partition(term)).tobytes()
     return cached
+
+
+def class_bytes(term: Term) -> list[int]:
+    """One byte per class of ``byte_partition(term)`` (its lowest), ascending: the bytes
+    whose derivatives stand for all 256."""
+    return sorted(set(representatives(term)))
 
 
 def _derivative(term: Term, byte: int) -> Term:
@@ -719,6 +724,6 @@ def first_bytes(term: Term) -> int:
     derivative per class of the term's partition: its bytes share it)."""
     firsts = np.frombuffer(representatives(term), np.uint8)
     live = np.zeros(256, np.bool_)
-    for representative in np.unique(firsts).tolist():
+    for representative in class_bytes(term):
         live[representative] = derivative(term, representative) is not EMPTY
     return int.from_bytes(np.packbits(live[firsts], bitorder="little").tobytes(), "little")
