@@ -33,6 +33,10 @@ from fsm.terms import (
     nullable,
     representatives,
 )
+from fsm.witness import witness
+
+_QUICK_SEARCH = 16
+"""Terms a liveness search sees before it also looks for a witness."""
 
 
 class DerivativeAutomaton:
@@ -44,6 +48,7 @@ class DerivativeAutomaton:
         self._terms: list[Term] = []
         self._ids: dict[Term, int] = {}
         self._live: dict[Term, bool] = {EMPTY: False}
+        self._witnesses: dict[Term, list[bytes]] = {}  # fsm.witness's, between searches
         self._max_states = max_states
         self._liveness_budget = liveness_budget
         self._initial = self._intern(term)
@@ -220,11 +225,25 @@ class DerivativeAutomaton:
         return self._search_acceptance(term)
 
     def _search_acceptance(self, start: Term) -> bool:
+        """Breadth-first over derivatives; a search still open after ``_QUICK_SEARCH``
+        terms looks for a witness (``fsm.witness``: far from acceptance, as an object
+        that must still be closed, breadth-first search would spend its whole budget
+        and prove nothing), then goes on to the full budget."""
         seen = {start}
         queue = deque([start])
+        verdict = self._breadth_first(seen, queue, _QUICK_SEARCH)
+        if verdict is None and witness(start, shared=self._witnesses) is not None:
+            return True
+        if verdict is None:
+            verdict = self._breadth_first(seen, queue, self._liveness_budget)
+        return True if verdict is None else verdict
+
+    def _breadth_first(self, seen: set[Term], queue: deque[Term], budget: int) -> bool | None:
+        """Goes on with a search: True (a live term found), False (none left), or None
+        once more than ``budget`` terms are seen."""
         while queue:
-            if len(seen) > self._liveness_budget:
-                return True
+            if len(seen) > budget:
+                return None
             term = queue.popleft()
             if self._live.get(term) or nullable(term):
                 return True
@@ -235,4 +254,3 @@ class DerivativeAutomaton:
                 seen.add(target)
                 queue.append(target)
         return False
-

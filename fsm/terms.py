@@ -595,13 +595,15 @@ def derivative(term: Term, byte: int) -> Term:
 
     Memoised per byte, and computed once per class of the term's own byte partition:
     a parent's partition is finer than its items', so an item is asked about several
-    bytes of one of its classes, which all share one derivative."""
+    bytes of one of its classes, which all share one derivative. A term whose partition
+    was never computed (one a text walk meets once, as a witness check does) derives
+    the byte directly: its partition would cost more than it saves."""
     memo = term._derivatives
     if memo is None:
         memo = term._derivatives = {}
     cached = memo.get(byte)
     if cached is None:
-        if type(term) in _PARTITIONED:
+        if type(term) in _PARTITIONED and term._partition is not None:
             representative = representatives(term)[byte]
             if representative != byte:
                 cached = derivative(term, representative)

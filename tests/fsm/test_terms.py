@@ -187,3 +187,20 @@ def test_equal_terms_built_apart_share_their_parts_once_compared(a, b):
         assert x != y
         assert y.items is not x.items
     assert [matches(y, probe) for probe in probes] == before
+
+
+@settings(max_examples=100, deadline=None)
+@given(class_patterns, class_patterns, class_words)
+def test_a_term_never_partitioned_derives_as_a_partitioned_one(p, q, word):
+    """A term whose partition was never computed (met once, by a walk) derives each
+    byte directly; the same term partitioned first derives through class
+    representatives. Both must give equal terms at every step."""
+    fresh = intersect(regex_term(p), complement(regex_term(q)))
+    partitioned = intersect(regex_term(p), complement(regex_term(q)))
+    assume(fresh is not EMPTY)
+    assert fresh is not partitioned and fresh._partition is None
+    for byte in word.encode():
+        byte_partition(partitioned)
+        fresh, partitioned = derivative(fresh, byte), derivative(partitioned, byte)
+        assert fresh == partitioned
+        assert nullable(fresh) == nullable(partitioned)
