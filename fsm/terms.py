@@ -165,7 +165,13 @@ class Cat(Term):
         are memoised on it, so every derivative of this term reuses them."""
         rest = self._rest
         if rest is None:
-            rest = self._rest = cat(*self.items[1:])
+            items = self.items[1:]  # already flat: neither EPS, EMPTY nor a Cat
+            if len(items) == 1:
+                rest = items[0]
+            else:
+                needs = any(item.needs_liveness_check for item in items)
+                rest = Cat(items, _fold_hash(items[:-1], items[-1]._hash), needs)
+            self._rest = rest
         return rest
 
     def __repr__(self) -> str:
@@ -603,10 +609,11 @@ def derivative(term: Term, byte: int) -> Term:
         memo = term._derivatives = {}
     cached = memo.get(byte)
     if cached is None:
-        if type(term) in _PARTITIONED and term._partition is not None:
-            representative = representatives(term)[byte]
-            if representative != byte:
-                cached = derivative(term, representative)
+        firsts = term._representatives
+        if firsts is None and term._partition is not None and type(term) in _PARTITIONED:
+            firsts = representatives(term)
+        if firsts is not None and firsts[byte] != byte:
+            cached = derivative(term, firsts[byte])
         if cached is None:
             cached = _derivative(term, byte)
         memo[byte] = cached

@@ -108,6 +108,21 @@ def test_two_item_concatenation_equals_the_general_one(p, q, r, word):
 
 
 @settings(max_examples=100, deadline=None)
+@given(class_patterns, class_patterns, class_patterns)
+def test_the_rest_of_a_concatenation_equals_the_general_one(p, q, r):
+    """``Cat.rest()`` is built without the general loop: the same items, hash and flag
+    as ``cat`` over every item but the first."""
+    whole = cat(regex_term(p), regex_term(q), intersect(regex_term(r), complement(regex_term(p))))
+    assume(isinstance(whole, Cat))
+    while isinstance(whole, Cat):
+        fast, general = whole.rest(), cat(*whole.items[1:])
+        assert fast == general and hash(fast) == hash(general)
+        assert fast.needs_liveness_check == general.needs_liveness_check
+        assert type(fast) is type(general)
+        whole = fast
+
+
+@settings(max_examples=100, deadline=None)
 @given(class_patterns, class_patterns, class_words)
 def test_first_bytes_are_the_bytes_with_a_derivative(p, q, word):
     """One derivative per class of the partition; the mask must equal asking all 256."""
