@@ -37,6 +37,7 @@ from fsm.json_schema.json_text import (
     string_except,
     string_of,
 )
+from fsm.json_schema.key_rules import KeyRule, fold_key_rules, rule_keys
 from fsm.json_schema.keywords import KEYWORDS_OF_TYPE, REFUSED, TYPES, ignored_by_draft
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.objects import ObjectShape, member, object_term
@@ -184,12 +185,13 @@ class SchemaCompiler:
         parts: list[Term] = []
         if isinstance(node.get("$ref"), str) and self.draft <= 7:
             return self.term_at(self.refs.resolve(node["$ref"], pointer), closed)
+        node, key_rules = fold_key_rules(node)
         closing = closed and _declares_keys(node)
         inner = closed and not closing  # in-place subschemas close only if this node doesn't
         names = self._closed_names(node, pointer) if closing else None
         if isinstance(node.get("$ref"), str):
             parts.append(self.term_at(self.refs.resolve(node["$ref"], pointer), inner))
-        typed = self._types_term(node, pointer, names)
+        typed = self._types_term(node, pointer, names, key_rules)
         if typed is not None:
             parts.append(typed)
         parts.extend(self._applicator_parts(node, pointer, inner))
@@ -369,12 +371,16 @@ class SchemaCompiler:
     # ------------------------------------------------------------------ types
 
     def _types_term(
-        self, node: dict, pointer: str, closed_names: frozenset[str] | None = None
+        self,
+        node: dict,
+        pointer: str,
+        closed_names: frozenset[str] | None = None,
+        key_rules: tuple[KeyRule, ...] = (),
     ) -> Term | None:
         """The union over the allowed types; None when every value is allowed."""
         declared = node.get("type")
         if declared is None or declared == "any":
-            if not any(KEYWORDS_OF_TYPE[t].intersection(node) for t in TYPES):
+            if not key_rules and not any(KEYWORDS_OF_TYPE[t].intersection(node) for t in TYPES):
                 return None
             types = [t for t in TYPES if t != "integer"]
         else:
@@ -386,10 +392,20 @@ class SchemaCompiler:
                 types = [t for t in TYPES if t != "integer"]
             if "number" in types:
                 types = [t for t in types if t != "integer"]
-        return alt(*(self._type_term(t, node, pointer, closed_names) for t in dict.fromkeys(types)))
+        return alt(
+            *(
+                self._type_term(t, node, pointer, closed_names, key_rules)
+                for t in dict.fromkeys(types)
+            )
+        )
 
     def _type_term(
-        self, name: str, node: dict, pointer: str, closed_names: frozenset[str] | None
+        self,
+        name: str,
+        node: dict,
+        pointer: str,
+        closed_names: frozenset[str] | None,
+        key_rules: tuple[KeyRule, ...],
     ) -> Term:
         if name == "null":
             return NULL
@@ -401,7 +417,7 @@ class SchemaCompiler:
             return string_term(node, lambda k, d: self._refuse(k, d, pointer))
         if name == "array":
             return self._array_term(node, pointer)
-        return self._object_term(node, pointer, closed_names)
+        return self._object_term(node, pointer, closed_names, key_rules)
 
     def _number_term(self, node: dict, *, integer: bool) -> Term:
         low, low_excl = _lower_bound(node)
@@ -502,11 +518,16 @@ class SchemaCompiler:
     # ------------------------------------------------------------------ objects
 
     def _object_term(
-        self, node: dict, pointer: str, closed_names: frozenset[str] | None = None
+        self,
+        node: dict,
+        pointer: str,
+        closed_names: frozenset[str] | None = None,
+        key_rules: tuple[KeyRule, ...] = (),
     ) -> Term:
         """``closed_names``: when the node is closed, every key an object may have (its
-        own properties and those its in-place subschemas declare)."""
-        if not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
+        own properties and those its in-place subschemas declare); ``key_rules``: its
+        applicators that only require keys (``fsm.json_schema.key_rules``)."""
+        if not key_rules and not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
             return any_object(self.ws_max)
         props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
         required = (
@@ -522,7 +543,14 @@ class SchemaCompiler:
             additional = self.term_at(additional_pointer) if additional_pointer else self.any
             names = self.term_at(f"{pointer}/propertyNames") if "propertyNames" in node else None
         named_keys = list(
-            dict.fromkeys([*props, *required, *(k for k, deps in dependent for k in (k, *deps))])
+            dict.fromkeys(
+                [
+                    *props,
+                    *required,
+                    *(k for k, deps in dependent for k in (k, *deps)),
+                    *rule_keys(key_rules),
+                ]
+            )
         )
         if closed_names is not None:  # the keys its subschemas declare too; no other
             named_keys += [k for k in sorted(closed_names) if k not in named_keys]
@@ -546,6 +574,7 @@ class SchemaCompiler:
             min_properties=count(node.get("minProperties"), 0),
             max_properties=count(node.get("maxProperties"), None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
+            key_rules=key_rules,
             ws_max=self.ws_max,
             ordered=self.ordered_keys,
         )

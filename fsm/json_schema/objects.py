@@ -20,6 +20,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from fsm.json_schema.json_text import colon, encode_string, whitespace
+from fsm.json_schema.key_rules import KeyRule, completable
 from fsm.terms import EMPTY, EPS, Term, alt, cat, lexeme, literal, thunk
 
 
@@ -29,7 +30,9 @@ class ObjectShape:
 
     ``named``: (key, value term) in schema order, value ``EMPTY`` when the key is
     forbidden; ``other_member``: the term of one member ``"key": value`` whose
-    key is none of the named ones (``EMPTY``: no other key allowed).
+    key is none of the named ones (``EMPTY``: no other key allowed); ``key_rules``:
+    conditions on the named keys present (``fsm.json_schema.key_rules``), every key
+    they name among ``named``.
     """
 
     key: Hashable
@@ -39,6 +42,7 @@ class ObjectShape:
     min_properties: int = 0
     max_properties: int | None = None
     dependent_required: tuple[tuple[str, frozenset[str]], ...] = ()
+    key_rules: tuple[KeyRule, ...] = ()
     ws_max: int = 0
     ordered: bool = False
 
@@ -53,6 +57,8 @@ def member(key: Term, value: Term, ws_max: int) -> Term:
 
 def object_term(shape: ObjectShape) -> Term:
     """``{`` ws body; the body closes with ws ``}`` (just ``}`` before any member)."""
+    if not _completable(shape, frozenset(), 0):
+        return EMPTY
     return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
 
 
@@ -68,7 +74,19 @@ def _body(shape: ObjectShape, used: frozenset[str], after: int, extra: int, firs
 def _closable(shape: ObjectShape, used: frozenset[str], count: int) -> bool:
     if not shape.required <= used or count < shape.min_properties:
         return False
-    return all(deps <= used for name, deps in shape.dependent_required if name in used)
+    if not all(deps <= used for name, deps in shape.dependent_required if name in used):
+        return False
+    return all(rule.holds(used) for rule in shape.key_rules)
+
+
+def _completable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
+    """Whether the key rules can still hold once keys from ``after`` on are added (a
+    key that breaks ``oneOf`` or ``not`` for good must not be offered: the state after
+    it could never close, and nothing else would tell)."""
+    if not shape.key_rules:
+        return True
+    addable = frozenset(name for name, value in shape.named[after:] if value is not EMPTY)
+    return completable(shape.key_rules, used, shape.required, addable)
 
 
 def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
@@ -86,8 +104,11 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
         name, value = shape.named[position]
         if name in used or value is EMPTY:
             continue
+        following = position + 1 if shape.ordered else 0
+        if not _completable(shape, used | {name}, following):
+            continue
         key = lexeme(literal(encode_string(name)))
-        rest = _body(shape, used | {name}, position + 1 if shape.ordered else 0, extra, False)
+        rest = _body(shape, used | {name}, following, extra, False)
         options.append(cat(separator, member(key, value, shape.ws_max), rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped

@@ -1,0 +1,118 @@
+"""Applicators that only require keys, read as conditions on an object's key set.
+
+``"oneOf": [{"required": ["card"]}, {"required": ["iban"]}]`` says which keys an object
+may hold together. Compiled as written it is an intersection with a complement
+(exactly one branch), and every state inside the object is then an intersection whose
+liveness must be searched. Read as a condition on the set of keys used, it is checked
+where the object closes, like ``required``, and the object stays a plain term.
+
+A branch qualifies when it is an object holding only ``required`` (a list of strings)
+and annotations. On objects: ``oneOf`` holds when exactly one branch's keys are all
+present, ``anyOf`` when at least one's are, ``not`` when its keys are not all present,
+``allOf`` when every branch's are. On other values each branch holds (``required``
+applies to objects only), so ``anyOf`` and ``allOf`` hold, and ``oneOf`` with two
+branches or more and ``not`` do not: those restrict the node to objects.
+
+Adding a key can break ``oneOf`` and ``not``, so an object body must know whether the
+keys used so far can still be completed (``completable``): otherwise a state that can
+never close would look live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+_ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "default"})
+
+MAX_RULE_KEYS = 12
+"""Keys the rules of one node may name; beyond, the completability check (over subsets
+of them) would cost too much and the applicators compile as written."""
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    """``kind``: "one" (exactly one group present), "any" (at least one), "all" (every
+    group), "not" (the single group not all present)."""
+
+    kind: str
+    groups: tuple[frozenset[str], ...]
+
+    def holds(self, keys: frozenset[str]) -> bool:
+        present = sum(group <= keys for group in self.groups)
+        if self.kind == "one":
+            return present == 1
+        if self.kind == "any":
+            return present >= 1
+        if self.kind == "all":
+            return present == len(self.groups)
+        return present == 0  # "not"
+
+    def refuses_non_objects(self) -> bool:
+        return self.kind == "not" or (self.kind == "one" and len(self.groups) > 1)
+
+
+def fold_key_rules(node: dict) -> tuple[dict, tuple[KeyRule, ...]]:
+    """``node`` without its applicators that only require keys, and those as rules;
+    the node is restricted to objects when a rule refuses other values. Unchanged (and
+    no rules) when nothing qualifies or the rules cannot be folded safely."""
+    rules: list[KeyRule] = []
+    folded = dict(node)
+    for keyword, kind in (("oneOf", "one"), ("anyOf", "any"), ("allOf", "all")):
+        groups = _groups(node.get(keyword))
+        if groups is not None:
+            rules.append(KeyRule(kind, groups))
+            del folded[keyword]
+    negated = _groups([node["not"]]) if isinstance(node.get("not"), dict) else None
+    if negated is not None:
+        rules.append(KeyRule("not", negated))
+        del folded["not"]
+    if not rules or "maxProperties" in node:
+        return node, ()
+    if len(frozenset().union(*(g for rule in rules for g in rule.groups))) > MAX_RULE_KEYS:
+        return node, ()
+    if any(rule.refuses_non_objects() for rule in rules):
+        declared = node.get("type")
+        if declared is None or (isinstance(declared, list) and "object" in declared):
+            folded["type"] = "object"
+        elif declared != "object":
+            return node, ()
+    return folded, tuple(rules)
+
+
+def _groups(branches: object) -> tuple[frozenset[str], ...] | None:
+    if not isinstance(branches, list) or not branches:
+        return None
+    groups = []
+    for branch in branches:
+        if not isinstance(branch, dict) or not set(branch) <= _ANNOTATIONS | {"required"}:
+            return None
+        required = branch.get("required")
+        if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+            return None
+        groups.append(frozenset(required))
+    return tuple(groups)
+
+
+def rule_keys(rules: tuple[KeyRule, ...]) -> list[str]:
+    """The keys the rules name, sorted."""
+    return sorted(frozenset().union(*(g for rule in rules for g in rule.groups)))
+
+
+def completable(
+    rules: tuple[KeyRule, ...],
+    used: frozenset[str],
+    required: frozenset[str],
+    addable: frozenset[str],
+) -> bool:
+    """Whether some key set ``used | required | more``, with ``more`` drawn from the
+    ``addable`` keys, satisfies every rule (only the keys the rules name matter)."""
+    named = frozenset(rule_keys(rules))
+    base = (used | required) & named
+    free = sorted((addable & named) - base)
+    for size in range(len(free) + 1):
+        for more in combinations(free, size):
+            keys = base | frozenset(more)
+            if all(rule.holds(keys) for rule in rules):
+                return True
+    return False

@@ -1,0 +1,144 @@
+"""Applicators that only require keys become conditions on the key set: the same
+verdicts as jsonschema, no intersection left, and no state that can never close."""
+
+from __future__ import annotations
+
+import json
+from itertools import permutations
+
+import jsonschema
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import fsm
+from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.json_schema import schema_term
+from fsm.json_schema.compile import matches
+from fsm.json_schema.key_rules import KeyRule, completable, fold_key_rules
+from fsm.terms import EMPTY
+
+KEYS = ["a", "b", "c", "d"]
+
+groups = st.lists(st.sampled_from(KEYS), max_size=2, unique=True)
+branches = st.lists(groups, min_size=1, max_size=3).map(lambda gs: [{"required": g} for g in gs])
+
+
+@st.composite
+def schemas(draw: st.DrawFn) -> dict:
+    schema: dict = {}
+    if draw(st.booleans()):
+        schema["type"] = draw(st.sampled_from(["object", ["object", "integer"], "integer"]))
+    if draw(st.booleans()):
+        names = draw(st.lists(st.sampled_from(KEYS), max_size=3, unique=True))
+        schema["properties"] = {name: {"type": "integer"} for name in names}
+    if draw(st.booleans()):
+        schema["additionalProperties"] = False
+    if draw(st.booleans()):
+        schema["required"] = draw(groups)
+    for keyword in draw(st.lists(st.sampled_from(["oneOf", "anyOf", "allOf"]), unique=True)):
+        schema[keyword] = draw(branches)
+    if draw(st.booleans()):
+        schema["not"] = {"required": draw(groups)}
+    return schema
+
+
+instances = st.one_of(
+    st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=4),
+    st.integers(0, 3),
+    st.just("x"),
+    st.none(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schemas(), st.lists(instances, min_size=1, max_size=8))
+def test_verdicts_match_jsonschema(schema: dict, values: list) -> None:
+    term = schema_term(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in values:
+        text = json.dumps(value).encode()
+        assert matches(term, text) == validator.is_valid(value), (schema, value)
+
+
+BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
+
+
+def _can_be_completed(validator: jsonschema.Validator, members: dict) -> bool:
+    """Whether some valid object starts with ``members`` (more keys of ``KEYS`` after
+    them, valued 0: enough here, every rule and requirement names keys of ``KEYS``)."""
+    left = [key for key in KEYS if key not in members]
+    return any(
+        validator.is_valid({**members, **dict.fromkeys(more, 0)})
+        for size in range(len(left) + 1)
+        for more in permutations(left, size)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(schemas(), st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=4))
+def test_an_object_state_is_live_exactly_when_it_can_be_completed(
+    schema: dict, value: dict
+) -> None:
+    """After each member of an object text, the index has a state exactly when some
+    valid object continues it: a key that breaks ``oneOf`` or ``not`` for good is
+    refused where it is read, not left as a state that can never close."""
+    assume(fold_key_rules(schema)[1])  # the folded path only
+    validator = jsonschema.Draft202012Validator(schema)
+    index = fsm.TokenIndex(DerivativeAutomaton(schema_term(schema)), BYTES)
+    members: dict = {}
+    for key, number in [(None, None), *value.items()]:
+        if key is not None:
+            members[key] = number
+        text = json.dumps(members, separators=(",", ":")).encode()[:-1]  # open
+        state = index.step_bytes(index.initial_state, text)
+        assert (state != fsm.DEAD) == _can_be_completed(validator, members), (schema, text)
+
+
+def test_exact_one_of_required_compiles_to_a_plain_term() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "iban": {"type": "string"}},
+        "oneOf": [{"required": ["card"]}, {"required": ["iban"]}],
+    }
+    term = schema_term(schema)
+    assert not term.needs_liveness_check
+    assert matches(term, b'{"card":"1"}')
+    assert not matches(term, b'{"card":"1","iban":"2"}')
+    assert not matches(term, b"{}")
+
+
+def test_folding_leaves_other_applicators_alone() -> None:
+    node = {"oneOf": [{"required": ["a"]}, {"properties": {"a": {"type": "string"}}}]}
+    assert fold_key_rules(node) == (node, ())
+    capped = {"maxProperties": 1, "anyOf": [{"required": ["a"]}]}
+    assert fold_key_rules(capped) == (capped, ())
+    strings = {"type": "string", "not": {"required": ["a"]}}
+    assert fold_key_rules(strings) == (strings, ())
+
+
+def test_rules_that_refuse_other_values_restrict_the_node_to_objects() -> None:
+    folded, rules = fold_key_rules({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]})
+    assert folded == {"type": "object"}
+    assert rules == (KeyRule("one", (frozenset("a"), frozenset("b"))),)
+    folded, _ = fold_key_rules({"anyOf": [{"required": ["a"]}, {"required": ["b"]}]})
+    assert folded == {}
+
+
+def test_completable_sees_keys_that_break_exactly_one() -> None:
+    one = (KeyRule("one", (frozenset("a"), frozenset("b"))),)
+    both = frozenset("ab")
+    assert completable(one, frozenset(), frozenset(), both)
+    assert completable(one, frozenset("a"), frozenset(), both)
+    assert not completable(one, frozenset("ab"), frozenset(), both)
+    assert not completable(one, frozenset(), frozenset("ab"), both)
+    assert not completable(one, frozenset(), frozenset(), frozenset())
+
+
+def test_an_object_no_key_set_satisfies_is_empty() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "additionalProperties": False,
+        "anyOf": [{"required": ["b"]}],
+    }
+    assert schema_term(schema) is EMPTY
