@@ -364,6 +364,10 @@ def _bytes_from_mask(mask: int) -> Term:
     return Bytes(mask) if mask else EMPTY
 
 
+_SINGLE_BYTES = tuple(Bytes(1 << b) for b in range(256))
+"""The 256 one-byte terms, as constants like ``EPS``."""
+
+
 def byte_range(lo: int, hi: int) -> Term:
     """One byte in ``lo..hi`` inclusive."""
     if lo > hi:
@@ -372,8 +376,9 @@ def byte_range(lo: int, hi: int) -> Term:
 
 
 def literal(data: bytes) -> Term:
-    """Exactly the byte string ``data``."""
-    return cat(*(Bytes(1 << b) for b in data))
+    """Exactly the byte string ``data`` (its bytes are shared terms: their partitions
+    and derivatives are computed once per process, not once per literal)."""
+    return cat(*(_SINGLE_BYTES[b] for b in data))
 
 
 def cat(*terms: Term) -> Term:

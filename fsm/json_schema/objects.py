@@ -17,7 +17,7 @@ may come anywhere.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fsm.json_schema.json_text import colon, encode_string, whitespace
 from fsm.json_schema.key_rules import KeyRule, completable
@@ -45,6 +45,18 @@ class ObjectShape:
     key_rules: tuple[KeyRule, ...] = ()
     ws_max: int = 0
     ordered: bool = False
+    members: tuple[Term, ...] = field(init=False, repr=False, compare=False)
+    """``"key": value`` per named key (``EMPTY`` when forbidden), built once: every
+    body (one per set of keys used) offers them again."""
+
+    def __post_init__(self) -> None:
+        members = tuple(
+            EMPTY
+            if value is EMPTY
+            else member(lexeme(literal(encode_string(name))), value, self.ws_max)
+            for name, value in self.named
+        )
+        object.__setattr__(self, "members", members)
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
@@ -107,9 +119,8 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
         following = position + 1 if shape.ordered else 0
         if not _completable(shape, used | {name}, following):
             continue
-        key = lexeme(literal(encode_string(name)))
         rest = _body(shape, used | {name}, following, extra, False)
-        options.append(cat(separator, member(key, value, shape.ws_max), rest))
+        options.append(cat(separator, shape.members[position], rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped
     if shape.other_member is not EMPTY:
