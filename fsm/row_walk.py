@@ -122,15 +122,18 @@ class RowWalker:
 
     def _below(self, nodes: np.ndarray, state: int) -> Found:
         """Tokens strictly below ``nodes`` (disjoint subtrees), entered in ``state``."""
-        return self._below_each(nodes, np.full(len(nodes), state, np.int32))
+        return self._below_each(nodes, np.full(len(nodes), state, np.int32), [state])
 
-    def _below_each(self, nodes: np.ndarray, states: np.ndarray) -> Found:
+    def _below_each(
+        self, nodes: np.ndarray, states: np.ndarray, distinct: list[int] | None = None
+    ) -> Found:
         """Tokens strictly below each ``nodes[i]`` entered in ``states[i]``: the states
         taken apart are walked as lexemes or branches, the others expanded and walked
-        together in one kernel call (then again below where that call stopped)."""
+        together in one kernel call (then again below where that call stopped).
+        ``distinct``: the distinct ``states``, when the caller knows them."""
         found: Found = []
         plain = np.ones(len(nodes), np.bool_)
-        for state in np.unique(states).tolist():
+        for state in np.unique(states).tolist() if distinct is None else distinct:
             taken = self._taken_apart(nodes, states, state)
             if taken is not None:
                 found.extend(taken)
