@@ -625,6 +625,15 @@ def derivative(term: Term, byte: int) -> Term:
     return cached
 
 
+def matches(term: Term, data: bytes) -> bool:
+    """Whether ``term`` accepts exactly ``data`` (derivatives, memoised on the terms)."""
+    for byte in data:
+        term = derivative(term, byte)
+        if term is EMPTY:
+            return False
+    return nullable(term)
+
+
 _PARTITIONED = frozenset((Cat, Alt, And, Not, Repeat, Lexeme))
 """Terms whose derivative is computed once per class of their byte partition (the
 others derive in constant time)."""

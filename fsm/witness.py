@@ -34,6 +34,7 @@ from fsm.terms import (
     Thunk,
     class_bytes,
     derivative,
+    matches,
     nullable,
 )
 
@@ -73,15 +74,6 @@ def witness(
     except _OutOfBudget:
         return None
     return found[0] if found else None
-
-
-def accepts(term: Term, text: bytes) -> bool:
-    """Whether ``term`` accepts ``text`` (derivatives, memoised on the terms)."""
-    for byte in text:
-        term = derivative(term, byte)
-        if term is EMPTY:
-            return False
-    return nullable(term)
 
 
 class _Finder:
@@ -281,8 +273,8 @@ class _Finder:
     def _accepts(self, term: Term, text: bytes) -> bool:
         self.spend(len(text) + 1)
         if isinstance(term, Not):
-            return not accepts(term.item, text)
-        return accepts(term, text)
+            return not matches(term.item, text)
+        return matches(term, text)
 
 
 def _cost(term: Term) -> int:

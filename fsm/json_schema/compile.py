@@ -51,10 +51,9 @@ from fsm.terms import (
     cat,
     checked,
     complement,
-    derivative,
     first_bytes,
     intersect,
-    nullable,
+    matches,
     star,
     thunk,
 )
@@ -71,15 +70,6 @@ def ordered_keys(key_order: str) -> bool:
 
 
 _APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
-
-
-def matches(term: Term, data: bytes) -> bool:
-    """Whether ``term`` accepts exactly ``data``."""
-    for byte in data:
-        term = derivative(term, byte)
-        if term is EMPTY:
-            return False
-    return nullable(term)
 
 
 def _number(value: object) -> Decimal | None:

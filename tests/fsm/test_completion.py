@@ -17,23 +17,10 @@ from fsm.completion import OutOfBudget, shortest_completion
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.regex import regex_term
 from fsm.token_index import COMPLETION_BUDGET
+from tests.fsm.strategies import small_regexes
 
 BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
 ALPHABET = "abc"
-
-
-def _regexes() -> st.SearchStrategy[str]:
-    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        return st.one_of(
-            st.tuples(inner, inner).map("".join),
-            st.tuples(inner, inner).map(lambda p: f"(?:{p[0]}|{p[1]})"),
-            inner.map(lambda p: f"(?:{p})*"),
-            inner.map(lambda p: f"(?:{p})+"),
-            inner.map(lambda p: f"(?:{p})?"),
-            st.tuples(inner, st.integers(1, 3)).map(lambda p: f"(?:{p[0]}){{{p[1]}}}"),
-        )
-
-    return st.recursive(st.sampled_from(["a", "b", "c", "[ab]", "[bc]"]), extend, max_leaves=6)
 
 
 def brute_force_completion(pattern: str, prefix: str, longest: int) -> str | None:
@@ -53,7 +40,7 @@ def index_of(pattern: str) -> fsm.TokenIndex:
 
 
 @settings(max_examples=150)
-@given(_regexes(), st.text(ALPHABET, max_size=4))
+@given(small_regexes(), st.text(ALPHABET, max_size=4))
 def test_breadth_first_search_equals_brute_force(pattern: str, prefix: str) -> None:
     index = index_of(pattern)
     state = index.step_bytes(index.initial_state, prefix.encode())

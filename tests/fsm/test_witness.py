@@ -10,32 +10,17 @@ from collections import deque
 import jsonschema
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema import schema_term
 from fsm.regex import regex_term
-from fsm.terms import EMPTY, alt, byte_set, cat, complement, intersect, literal, opt, thunk
-from fsm.witness import accepts, witness
-
-ALPHABET = "abc"
-
-
-def _regexes() -> st.SearchStrategy[str]:
-    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        return st.one_of(
-            st.tuples(inner, inner).map("".join),
-            st.tuples(inner, inner).map(lambda p: f"(?:{p[0]}|{p[1]})"),
-            inner.map(lambda p: f"(?:{p})*"),
-            inner.map(lambda p: f"(?:{p})?"),
-            st.tuples(inner, st.integers(1, 3)).map(lambda p: f"(?:{p[0]}){{{p[1]}}}"),
-        )
-
-    return st.recursive(st.sampled_from(["a", "b", "c", "[ab]", "[bc]"]), extend, max_leaves=6)
+from fsm.terms import EMPTY, alt, byte_set, cat, complement, intersect, literal, matches, opt, thunk
+from fsm.witness import witness
+from tests.fsm.strategies import small_regexes
 
 
 @settings(max_examples=200, deadline=None)
-@given(_regexes())
+@given(small_regexes())
 def test_a_plain_term_always_has_a_witness_it_accepts(pattern: str) -> None:
     found = witness(regex_term(pattern))
     assert found is not None
@@ -43,7 +28,7 @@ def test_a_plain_term_always_has_a_witness_it_accepts(pattern: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(_regexes(), _regexes(), _regexes())
+@given(small_regexes(), small_regexes(), small_regexes())
 def test_witnesses_of_intersections_and_complements_are_members(p: str, q: str, r: str) -> None:
     a, b, c = regex_term(p), regex_term(q), regex_term(r)
     for term, member in (
@@ -61,7 +46,7 @@ def test_witnesses_of_intersections_and_complements_are_members(p: str, q: str, 
         found = witness(term)
         if found is not None:
             assert member(found.decode()), (term, found)
-            assert accepts(term, found)
+            assert matches(term, found)
 
 
 def test_an_empty_intersection_has_no_witness() -> None:
@@ -141,4 +126,4 @@ def test_liveness_of_an_exact_one_of_is_decided_by_a_witness() -> None:
 def test_a_witness_never_uses_bytes_outside_the_term() -> None:
     term = intersect(cat(byte_set(b"xyz"), opt(literal(b"!"))), complement(literal(b"x")))
     found = witness(term)
-    assert found is not None and accepts(term, found) and found != b"x"
+    assert found is not None and matches(term, found) and found != b"x"
