@@ -69,7 +69,7 @@ def fold_key_rules(node: dict) -> tuple[dict, tuple[KeyRule, ...]]:
         del folded["not"]
     if not rules or "maxProperties" in node:
         return node, ()
-    if len(frozenset().union(*(g for rule in rules for g in rule.groups))) > MAX_RULE_KEYS:
+    if len(rule_keys(tuple(rules))) > MAX_RULE_KEYS:
         return node, ()
     if any(rule.refuses_non_objects() for rule in rules):
         declared = node.get("type")

@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from fsm.json_schema.json_text import colon, encode_string, whitespace
-from fsm.json_schema.key_rules import KeyRule, completable
+from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
 from fsm.terms import EMPTY, EPS, Term, alt, cat, lexeme, literal, thunk
 
 
@@ -48,6 +48,9 @@ class ObjectShape:
     members: tuple[Term, ...] = field(init=False, repr=False, compare=False)
     """``"key": value`` per named key (``EMPTY`` when forbidden), built once: every
     body (one per set of keys used) offers them again."""
+    rule_positions: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
+    """(position in ``named``, key) of the allowed keys the key rules name, found once:
+    every key a body offers asks which of them may still be added."""
 
     def __post_init__(self) -> None:
         members = tuple(
@@ -57,6 +60,13 @@ class ObjectShape:
             for name, value in self.named
         )
         object.__setattr__(self, "members", members)
+        ruled = set(rule_keys(self.key_rules))
+        positions = tuple(
+            (position, name)
+            for position, (name, value) in enumerate(self.named)
+            if name in ruled and value is not EMPTY
+        )
+        object.__setattr__(self, "rule_positions", positions)
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
@@ -97,7 +107,7 @@ def _completable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
     it could never close, and nothing else would tell)."""
     if not shape.key_rules:
         return True
-    addable = frozenset(name for name, value in shape.named[after:] if value is not EMPTY)
+    addable = frozenset(name for position, name in shape.rule_positions if position >= after)
     return completable(shape.key_rules, used, shape.required, addable)
 
 
