@@ -74,6 +74,15 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         ``exit_state``); None otherwise."""
         ...
 
+    def lexeme_literal(self, lexeme_state: int) -> bytes | None:
+        """The one string a lexeme state accepts when it accepts one (an object key),
+        else None: its walk follows that string down the trie."""
+        ...
+
+    def step(self, state: int, byte: int) -> int:
+        """The state after ``byte`` (``DEAD`` when none), without expanding ``state``."""
+        ...
+
     def join(self, lexeme_state: int, continuation: int) -> int:
         """The state "``lexeme_state``, then ``continuation``"."""
         ...

@@ -30,6 +30,7 @@ from fsm.terms import (
     cat,
     class_bytes,
     derivative,
+    literal_text,
     nullable,
     representatives,
 )
@@ -107,6 +108,16 @@ class DerivativeAutomaton:
             split = self._intern(head), (self.exit_state if rest is EPS else self._intern(rest))
         self._splits[state] = split
         return split
+
+    def lexeme_literal(self, lexeme_state: int) -> bytes | None:
+        """The bytes of a lexeme whose item is a literal (``terms.literal_text``)."""
+        term = self._terms[lexeme_state]
+        return literal_text(term.item) if isinstance(term, Lexeme) else None
+
+    def step(self, state: int, byte: int) -> int:
+        """One derivative, numbered when live."""
+        target = derivative(self._terms[state], byte)
+        return self._intern(target) if self.is_live(target) else DEAD
 
     def join(self, lexeme_state: int, continuation: int) -> int:
         """The state of ``cat(lexeme, continuation)``."""

@@ -37,7 +37,7 @@ from fsm.automaton import DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
 from fsm.trie import TokenTrie
-from fsm.trie_walk import read_by_several, walk_trie
+from fsm.trie_walk import follow_path, read_by_several, walk_trie
 
 NO_STOP = -1
 ROOT = np.zeros(1, np.int32)
@@ -203,6 +203,9 @@ class RowWalker:
         walked an equal lexeme (its end states renumbered for this automaton)."""
         parts, shared = self.parts, self.shared
         assert parts is not None
+        text = parts.lexeme_literal(lexeme)
+        if text is not None:
+            return self._literal_walk(lexeme, text)
         if shared is None:
             return self._lexeme_walk(ROOT, lexeme)
         key = parts.lexeme_key(lexeme)
@@ -214,6 +217,37 @@ class RowWalker:
         end_keys = tuple(parts.lexeme_key(end) for end in walked.ends.tolist())
         shared.put(key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits))
         return walked
+
+    def _literal_walk(self, lexeme: int, text: bytes) -> _LexemeWalk:
+        """A literal lexeme's walk from the root (an object key): only the trie nodes
+        spelling its prefixes, each one's tokens ending in the lexeme state after that
+        prefix, with no state expanded and no kernel walk."""
+        assert self.parts is not None
+        trie = self.trie
+        nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
+        token_parts, inverse_parts, ends = [], [], []
+        state = lexeme
+        for depth, node in enumerate(nodes.tolist()):
+            state = self.parts.step(state, text[depth])
+            start, stop = int(trie.token_starts[node]), int(trie.token_starts[node + 1])
+            if stop > start:
+                token_parts.append(trie.token_ids[start:stop])
+                inverse_parts.append(np.full(stop - start, len(ends), np.int32))
+                ends.append(state)
+        exits = _NONE
+        if len(nodes) == len(text):
+            assert state == self.parts.exit_state
+            last = int(nodes[-1])
+            if trie.ends[last] > last + 1:
+                exits = nodes[-1:]
+        if not token_parts:
+            return _LexemeWalk(_NONE, _NONE, _NONE, exits)
+        return _LexemeWalk(
+            np.concatenate(token_parts),
+            np.concatenate(inverse_parts),
+            np.asarray(ends, np.int32),
+            exits,
+        )
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
         """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does."""

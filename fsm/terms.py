@@ -381,6 +381,18 @@ def literal(data: bytes) -> Term:
     return cat(*(_SINGLE_BYTES[b] for b in data))
 
 
+def literal_text(term: Term) -> bytes | None:
+    """The one string ``term`` accepts when it is a literal (one-byte items in
+    sequence), else None."""
+    items = term.items if isinstance(term, Cat) else (term,)
+    text = bytearray()
+    for item in items:
+        if not isinstance(item, Bytes) or item.mask & (item.mask - 1):
+            return None
+        text.append(item.mask.bit_length() - 1)
+    return bytes(text)
+
+
 def cat(*terms: Term) -> Term:
     """Concatenation, flattened; ``EMPTY`` anywhere makes it ``EMPTY``."""
     if len(terms) == 2 and isinstance(terms[1], Cat):

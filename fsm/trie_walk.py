@@ -196,3 +196,39 @@ def read_by_several_py(tokens, vocab_size):
     listed = tokens.tolist()
     count = {token: listed.count(token) for token in set(listed)}
     return np.asarray([i for i, token in enumerate(listed) if count[token] > 1], np.int64)
+
+
+@njit(cache=True, nogil=True)
+def follow_path(labels, ends, data):
+    """The trie nodes of ``data``'s prefixes, shortest first, as far as the trie holds
+    them (``nodes[i]`` spells ``data[: i + 1]``): a literal lexeme's walk visits only
+    these. Children are found by hopping over siblings (``ends`` of each)."""
+    nodes = np.empty(data.shape[0], np.int32)
+    node = 0
+    for i in range(data.shape[0]):
+        child = node + 1
+        while child < ends[node] and labels[child] != data[i]:
+            child = ends[child]
+        if child >= ends[node]:
+            return nodes[:i]
+        nodes[i] = child
+        node = child
+    return nodes
+
+
+def follow_path_py(labels, ends, data):
+    """Plain-Python twin of ``follow_path``."""
+    nodes: list[int] = []
+    node = 0
+    for byte in data.tolist():
+        children = []
+        child = node + 1
+        while child < ends[node]:
+            children.append(child)
+            child = int(ends[child])
+        matching = [child for child in children if labels[child] == byte]
+        if not matching:
+            break
+        node = matching[0]
+        nodes.append(node)
+    return np.asarray(nodes, np.int32)

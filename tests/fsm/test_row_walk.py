@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
+from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
-from fsm.row_walk import _combine
+from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.row_walk import ROOT, RowWalker, _combine
 from fsm.terms import EPS, Lexeme, derivative, lexeme, literal, nullable
 
 SCHEMAS = {
@@ -203,3 +205,34 @@ def test_union_targets_grouped_by_token(pairs, few):
     assert distinct.tolist() == sorted(expected)
     assert [combinations[i] for i in inverse.tolist()] == [expected[t] for t in sorted(expected)]
     assert len(set(combinations)) == len(combinations)
+
+
+# ------------------------------------------------------------------ walk shortcuts
+
+
+def walker_of(term, vocabulary: Vocabulary) -> tuple[RowWalker, DerivativeAutomaton]:
+    automaton = DerivativeAutomaton(term)
+    table = ByteTable(automaton, 10_000)
+    walker = RowWalker(table, vocabulary.trie, vocabulary.size, automaton)
+    return walker, automaton
+
+
+def walked(walk, automaton: DerivativeAutomaton) -> tuple[dict[int, object], list[int]]:
+    """``{token: the term it ends in}`` and the sorted exit nodes of a lexeme walk."""
+    ends = walk.ends[walk.inverse].tolist()
+    terms = {token: automaton.term(end) for token, end in zip(walk.tokens.tolist(), ends)}
+    return terms, sorted(walk.exits.tolist())
+
+
+@pytest.mark.parametrize(
+    "text", [b'"name"', b'"id"', b'"x"', b":", b'"a\\"b"', b'"\xc3\xa9t\xc3\xa9"', b"\xff\xfe"]
+)
+def test_literal_walks_equal_kernel_walks(smol_vocab, text):
+    """A literal lexeme walked down its own trie path reads the tokens, ends and exits
+    the kernel's walk over expanded states reads."""
+    term = lexeme(literal(text))
+    walker, automaton = walker_of(term, smol_vocab)
+    state = automaton.initial
+    assert automaton.lexeme_literal(state) == text
+    fast = walker._literal_walk(state, text)
+    assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)

@@ -19,6 +19,8 @@ from fsm import (
 )
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
+    follow_path,
+    follow_path_py,
     order_by_token,
     order_by_token_py,
     pack_bitmask,
@@ -159,6 +161,26 @@ def test_walk_trie_on_full_table_is_the_oracle(automaton, vocab, data):
     }
     assert dict(zip(tokens.tolist(), ends.tolist(), strict=True)) == expected
     assert len(tokens) == len(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(vocabularies(), st.binary(max_size=6))
+def test_follow_path_spells_the_prefixes(vocab, raw):
+    trie = vocab.trie
+    data = np.frombuffer(bytes(ALPHABET[b % 3] for b in raw), np.uint8)
+    nodes = follow_path(trie.labels, trie.ends, data)
+    np.testing.assert_array_equal(nodes, follow_path_py(trie.labels, trie.ends, data))
+    # node i spells data[: i + 1]; the path stops where the trie has no longer prefix
+    spelled = {
+        data[:k]
+        for token, data in enumerate(vocab.token_bytes)
+        if data and token not in vocab.eos_ids
+        for k in range(1, len(data) + 1)
+    }
+    assert len(nodes) == max(k for k in range(len(data) + 1) if k == 0 or data[:k].tobytes() in spelled)
+    for i, node in enumerate(nodes.tolist()):
+        assert trie.depths[node] == i + 1 and trie.labels[node] == data[i]
+        assert i == 0 or trie.ends[nodes[i - 1]] > node > nodes[i - 1]
 
 
 @settings(max_examples=200, deadline=None)
