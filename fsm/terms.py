@@ -621,6 +621,12 @@ def derivative(term: Term, byte: int) -> Term:
     bytes of one of its classes, which all share one derivative. A term whose partition
     was never computed (one a text walk meets once, as a witness check does) derives
     the byte directly: its partition would cost more than it saves."""
+    kind = type(term)
+    if kind is Bytes:
+        return EPS if term.mask >> byte & 1 else EMPTY  # type: ignore[attr-defined]
+    if kind is Cat and type(term.items[0]) is Bytes:  # type: ignore[attr-defined]
+        # a literal's step, or a branch the byte does not start: no memo to allocate
+        return term.rest() if term.items[0].mask >> byte & 1 else EMPTY  # type: ignore[attr-defined]
     memo = term._derivatives
     if memo is None:
         memo = term._derivatives = {}

@@ -123,13 +123,21 @@ def string_except(names: Iterable[str]) -> Term:
 
 def _except_node(node: dict) -> Term:
     children = [c for c in node if c is not None]
-    options = [cat(_other_char(frozenset(children)), star(JSON_CHAR), QUOTE)]
+    options = [_other_string(frozenset(children))]
     if None not in node:
         options.append(QUOTE)
     options.extend(
         cat(literal(json_escape(ord(c)).encode()), _except_node(node[c])) for c in children
     )
     return alt(*options)
+
+
+@lru_cache(maxsize=256)
+def _other_string(excluded: frozenset[str]) -> Term:
+    """A character other than ``excluded``, then the rest of any string: one term per
+    set (the last 256 kept), so its derivatives are memoised once for every node of
+    every key trie that offers the same next characters."""
+    return cat(_other_char(excluded), star(JSON_CHAR), QUOTE)
 
 
 @lru_cache(maxsize=256)

@@ -14,6 +14,7 @@ from fsm.terms import (
     EMPTY,
     EPS,
     Cat,
+    _derivative,
     alt,
     byte_partition,
     byte_set,
@@ -219,3 +220,17 @@ def test_a_term_never_partitioned_derives_as_a_partitioned_one(p, q, word):
         fresh, partitioned = derivative(fresh, byte), derivative(partitioned, byte)
         assert fresh == partitioned
         assert nullable(fresh) == nullable(partitioned)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(min_size=1, max_size=4), small_patterns)
+def test_a_byte_headed_concatenation_derives_by_the_general_rule(head, pattern):
+    """``derivative`` answers one-byte sets and concatenations headed by one without
+    a memo; the answer must equal the general rule's (``_derivative``)."""
+    for term in (
+        cat(literal(head), regex_term(pattern)),
+        cat(byte_set(head), star(literal(head))),
+        byte_set(head),
+    ):
+        for byte in range(256):
+            assert derivative(term, byte) == _derivative(term, byte)
