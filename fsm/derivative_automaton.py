@@ -46,7 +46,7 @@ class DerivativeAutomaton:
     def __init__(
         self, term: Term, *, max_states: int = DEFAULT_MAX_STATES, liveness_budget: int = 400
     ) -> None:
-        self._terms: list[Term] = []
+        self._terms: list[Term | None] = []  # None: a pending union (``union``)
         self._ids: dict[Term, int] = {}
         self._live: dict[Term, bool] = {EMPTY: False}
         self._witnesses: dict[Term, list[bytes]] = {}  # fsm.witness's, between searches
@@ -57,6 +57,7 @@ class DerivativeAutomaton:
         self._joins: dict[tuple[int, int], int] = {}
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
+        self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
         self._exit: int | None = None
         self._has_lexemes: bool | None = None
 
@@ -70,10 +71,10 @@ class DerivativeAutomaton:
 
     def term(self, state: int) -> Term:
         """The term a state stands for (what remains to be matched)."""
-        return self._terms[state]
+        return self._term(state)
 
     def expand(self, state: int) -> tuple[np.ndarray, bool]:
-        term = self._terms[state]
+        term = self._term(state)
         members = representatives(term)
         of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
         for byte in class_bytes(term):
@@ -86,7 +87,7 @@ class DerivativeAutomaton:
     def has_lexemes(self) -> bool:
         """Whether the term may hold a lexeme (``fsm.decompose.may_hold_lexemes``)."""
         if self._has_lexemes is None:
-            self._has_lexemes = may_hold_lexemes(self._terms[self._initial])
+            self._has_lexemes = may_hold_lexemes(self._term(self._initial))
         return self._has_lexemes
 
     @property
@@ -101,7 +102,7 @@ class DerivativeAutomaton:
         (``fsm.decompose.split_lexeme``)."""
         if state in self._splits:
             return self._splits[state]
-        parts = split_lexeme(self._terms[state])
+        parts = split_lexeme(self._term(state))
         split = None
         if parts is not None:
             head, rest = parts
@@ -111,12 +112,12 @@ class DerivativeAutomaton:
 
     def lexeme_literal(self, lexeme_state: int) -> bytes | None:
         """The bytes of a lexeme whose item is a literal (``terms.literal_text``)."""
-        term = self._terms[lexeme_state]
+        term = self._term(lexeme_state)
         return literal_text(term.item) if isinstance(term, Lexeme) else None
 
     def step(self, state: int, byte: int) -> int:
         """One derivative, numbered when live."""
-        target = derivative(self._terms[state], byte)
+        target = derivative(self._term(state), byte)
         return self._intern(target) if self.is_live(target) else DEAD
 
     def join(self, lexeme_state: int, continuation: int) -> int:
@@ -124,13 +125,13 @@ class DerivativeAutomaton:
         key = lexeme_state, continuation
         state = self._joins.get(key)
         if state is None:
-            joined = cat(self._terms[lexeme_state], self._terms[continuation])
+            joined = cat(self._term(lexeme_state), self._term(continuation))
             state = self._joins[key] = self._intern(joined)
         return state
 
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         """The lexeme's term (terms compare by structure, across automata)."""
-        return self._terms[lexeme_state]
+        return self._term(lexeme_state)
 
     def lexeme_state(self, key: Hashable) -> int:
         """The state of a term that ``lexeme_key`` gave."""
@@ -140,7 +141,7 @@ class DerivativeAutomaton:
     def head_split(self, state: int) -> tuple[int, int] | None:
         """``(first item, the rest)`` of a concatenation state (seen through a lexeme,
         which accepts what its item does, and a thunk's body)."""
-        term = self._terms[state]
+        term = self._term(state)
         for _ in range(8):  # a lexeme's item, a thunk's body, not deeper
             if isinstance(term, Lexeme):
                 term = term.item
@@ -154,7 +155,7 @@ class DerivativeAutomaton:
 
     def alternatives(self, state: int) -> tuple[int, ...] | None:
         """The items of a union state (a thunk's union body too)."""
-        terms = branch_terms(self._terms[state], require_lexeme=False)
+        terms = branch_terms(self._term(state), require_lexeme=False)
         return None if terms is None else tuple(self._intern(term) for term in terms)
 
     def branches(self, state: int) -> tuple[int, ...] | None:
@@ -162,47 +163,72 @@ class DerivativeAutomaton:
         (``fsm.decompose.branch_terms``)."""
         if state in self._branches:
             return self._branches[state]
-        terms = branch_terms(self._terms[state])
+        terms = branch_terms(self._term(state))
         found = None if terms is None else tuple(self._intern(term) for term in terms)
         self._branches[state] = found
         return found
 
     def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
         """The state of ``alt`` over the items (a state, or a lexeme and its
-        continuation, concatenated here without numbering the concatenation)."""
+        continuation, concatenated here without numbering the concatenation).
+
+        The state is numbered now and its term built on first use: a row over an
+        object's keys hands out one union per key prefix its tokens spell, and the
+        text takes one of them (in a profile of MaskBench schemas, 10% of the union
+        states were ever asked for a row). Two item tuples whose unions are equal
+        terms may get two states; both read the same language."""
         state = self._unions.get(items)
         if state is None:
-            terms = (
-                self._terms[item]
+            state = self._unions[items] = self._number_state(None)
+            self._pending_unions[state] = items
+        return state
+
+    def _term(self, state: int) -> Term:
+        """A state's term, building a pending union's on first use."""
+        term = self._terms[state]
+        if term is not None:
+            return term
+        items = self._pending_unions.get(state)
+        if items is None:  # another thread built it meanwhile
+            return self._terms[state]  # type: ignore[return-value]
+        term = alt(
+            *(
+                self._term(item)
                 if isinstance(item, int)
-                else cat(self._terms[item[0]], self._terms[item[1]])
+                else cat(self._term(item[0]), self._term(item[1]))
                 for item in items
             )
-            state = self._unions[items] = self._intern(alt(*terms))
-        return state
+        )
+        self._ids.setdefault(term, state)
+        self._terms[state] = term
+        self._pending_unions.pop(state, None)
+        return term
 
     def stated_completion(self, state: int) -> bytes | None:
         """The shortest completion a thunk states for itself (``thunk(shortest=...)``)."""
-        term = self._terms[state]
+        term = self._term(state)
         if isinstance(term, Thunk) and term.shortest is not None:
             return term.shortest()
         return None
 
     def accepts(self, state: int) -> bool:
         """Whether the state's term is nullable."""
-        return nullable(self._terms[state])
+        return nullable(self._term(state))
 
     def _intern(self, term: Term) -> int:
         state = self._ids.get(term)
         if state is None:
-            if len(self._terms) >= self._max_states:
-                raise ConstraintTooLarge(
-                    f"the constraint needs more than {self._max_states} automaton states"
-                )
-            state = len(self._terms)
-            self._terms.append(term)
-            self._ids[term] = state
+            state = self._ids[term] = self._number_state(term)
         return state
+
+    def _number_state(self, term: Term | None) -> int:
+        """A new state for ``term`` (None: a pending union's, see ``union``)."""
+        if len(self._terms) >= self._max_states:
+            raise ConstraintTooLarge(
+                f"the constraint needs more than {self._max_states} automaton states"
+            )
+        self._terms.append(term)
+        return len(self._terms) - 1
 
     def is_live(self, term: Term) -> bool:
         """Whether some byte string leads from ``term`` to acceptance.

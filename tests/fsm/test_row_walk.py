@@ -21,7 +21,7 @@ from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.row_walk import ROOT, RowWalker, _combine
-from fsm.terms import EPS, Lexeme, derivative, lexeme, literal, nullable
+from fsm.terms import EPS, Lexeme, alt, cat, derivative, lexeme, literal, matches, nullable
 
 SCHEMAS = {
     "open object": {
@@ -184,6 +184,27 @@ def test_lexeme_derivatives_stay_lexemes_and_end_in_eps():
         assert isinstance(after, Lexeme)
     assert derivative(after, ord('"')) is EPS
     assert lexeme(literal(b"")) is EPS and lexeme(word) is word
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["ab", "abc", "b", "ba", "cab", "a"]), min_size=2, max_size=4))
+def test_a_union_state_is_the_union_of_its_items(words):
+    """``union`` numbers a state at once and builds its term on first use: the term
+    must be the union of the items (a state, or a lexeme then its continuation), and
+    the same items must give the same state."""
+    automaton = DerivativeAutomaton(literal(b"x"))
+    states = [automaton.lexeme_state(literal(word.encode())) for word in words]
+    items = (states[0], (automaton.lexeme_state(lexeme(literal(b"q"))), states[1]), *states[2:])
+    union = automaton.union(items)
+    assert automaton.union(items) == union
+    expected = alt(
+        literal(words[0].encode()),
+        cat(lexeme(literal(b"q")), literal(words[1].encode())),
+        *(literal(word.encode()) for word in words[2:]),
+    )
+    assert automaton.term(union) == expected
+    for word in [words[0], "q" + words[1], *words[2:]]:
+        assert matches(automaton.term(union), word.encode())
 
 
 @settings(max_examples=150, deadline=None)
