@@ -74,9 +74,10 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         ``exit_state``); None otherwise."""
         ...
 
-    def lexeme_literal(self, lexeme_state: int) -> bytes | None:
-        """The one string a lexeme state accepts when it accepts one (an object key),
-        else None: its walk follows that string down the trie."""
+    def lexeme_strings(self, lexeme_state: int, limit: int) -> list[bytes] | None:
+        """Every string a lexeme state accepts when they are at most ``limit`` (an
+        object key, whitespace then a key), else None: its walk follows each string
+        down the trie."""
         ...
 
     def step(self, state: int, byte: int) -> int:

@@ -30,7 +30,7 @@ from fsm.terms import (
     cat,
     class_bytes,
     derivative,
-    literal_text,
+    finite_strings,
     nullable,
     representatives,
 )
@@ -110,10 +110,11 @@ class DerivativeAutomaton:
         self._splits[state] = split
         return split
 
-    def lexeme_literal(self, lexeme_state: int) -> bytes | None:
-        """The bytes of a lexeme whose item is a literal (``terms.literal_text``)."""
+    def lexeme_strings(self, lexeme_state: int, limit: int) -> list[bytes] | None:
+        """Every string a lexeme state accepts when they are at most ``limit``
+        (``terms.finite_strings``)."""
         term = self._term(lexeme_state)
-        return literal_text(term.item) if isinstance(term, Lexeme) else None
+        return finite_strings(term, limit) if isinstance(term, Lexeme) else None
 
     def step(self, state: int, byte: int) -> int:
         """One derivative, numbered when live."""

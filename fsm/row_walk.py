@@ -40,6 +40,8 @@ from fsm.trie import TokenTrie
 from fsm.trie_walk import follow_path, read_by_several, walk_trie
 
 NO_STOP = -1
+FEW_STRINGS = 64
+"""A lexeme with at most this many strings is walked string by string (``_finite_walk``)."""
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
@@ -203,50 +205,58 @@ class RowWalker:
         walked an equal lexeme (its end states renumbered for this automaton)."""
         parts, shared = self.parts, self.shared
         assert parts is not None
-        text = parts.lexeme_literal(lexeme)
-        if text is not None:
-            return self._literal_walk(lexeme, text)
-        if shared is None:
-            return self._lexeme_walk(ROOT, lexeme)
-        key = parts.lexeme_key(lexeme)
-        known = shared.get(key)
+        key = None if shared is None else parts.lexeme_key(lexeme)
+        known = None if shared is None else shared.get(key)
         if known is not None:
             ends = np.asarray([parts.lexeme_state(end) for end in known.end_keys], np.int32)
             return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
-        walked = self._lexeme_walk(ROOT, lexeme)
+        strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
+        if strings is not None:
+            walked = self._finite_walk(lexeme, strings)
+        else:
+            walked = self._lexeme_walk(ROOT, lexeme)
+        if shared is None or (strings is not None and len(strings) == 1):
+            return walked  # a key's own walk is cheaper than the entry it would keep
         end_keys = tuple(parts.lexeme_key(end) for end in walked.ends.tolist())
         shared.put(key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits))
         return walked
 
-    def _literal_walk(self, lexeme: int, text: bytes) -> _LexemeWalk:
-        """A literal lexeme's walk from the root (an object key): only the trie nodes
-        spelling its prefixes, each one's tokens ending in the lexeme state after that
-        prefix, with no state expanded and no kernel walk."""
+    def _finite_walk(self, lexeme: int, strings: list[bytes]) -> _LexemeWalk:
+        """The walk from the root of a lexeme with few strings (an object key,
+        whitespace then a key): only the trie nodes spelling their prefixes, each
+        one's tokens ending in the lexeme state after that prefix (one ``step`` per
+        node), with no state expanded and no kernel walk."""
         assert self.parts is not None
-        trie = self.trie
-        nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
-        token_parts, inverse_parts, ends = [], [], []
-        state = lexeme
-        for depth, node in enumerate(nodes.tolist()):
-            state = self.parts.step(state, text[depth])
-            start, stop = int(trie.token_starts[node]), int(trie.token_starts[node + 1])
-            if stop > start:
-                token_parts.append(trie.token_ids[start:stop])
-                inverse_parts.append(np.full(stop - start, len(ends), np.int32))
-                ends.append(state)
-        exits = _NONE
-        if len(nodes) == len(text):
-            assert state == self.parts.exit_state
-            last = int(nodes[-1])
-            if trie.ends[last] > last + 1:
-                exits = nodes[-1:]
+        trie, exit_state = self.trie, self.parts.exit_state
+        state_at: dict[int, int] = {}  # trie node -> the lexeme state after its bytes
+        token_parts, inverse_parts, ends, exits = [], [], [], []
+        for text in strings:
+            nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
+            state = lexeme
+            for depth, node in enumerate(nodes.tolist()):
+                known = state_at.get(node)
+                if known is not None:
+                    state = known
+                    continue
+                state = state_at[node] = self.parts.step(state, text[depth])
+                start, stop = int(trie.token_starts[node]), int(trie.token_starts[node + 1])
+                if stop > start:
+                    token_parts.append(trie.token_ids[start:stop])
+                    inverse_parts.append(np.full(stop - start, len(ends), np.int32))
+                    ends.append(state)
+            if len(nodes) == len(text):  # the whole string is a trie node
+                assert state == exit_state  # a lexeme is prefix-free
+                last = int(nodes[-1])
+                if trie.ends[last] > last + 1:  # tokens go on below it
+                    exits.append(last)
+        exit_nodes = np.asarray(exits, np.int32)
         if not token_parts:
-            return _LexemeWalk(_NONE, _NONE, _NONE, exits)
+            return _LexemeWalk(_NONE, _NONE, _NONE, exit_nodes)
         return _LexemeWalk(
             np.concatenate(token_parts),
             np.concatenate(inverse_parts),
             np.asarray(ends, np.int32),
-            exits,
+            exit_nodes,
         )
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:

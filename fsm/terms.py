@@ -381,16 +381,83 @@ def literal(data: bytes) -> Term:
     return cat(*(_SINGLE_BYTES[b] for b in data))
 
 
-def literal_text(term: Term) -> bytes | None:
-    """The one string ``term`` accepts when it is a literal (one-byte items in
-    sequence), else None."""
-    items = term.items if isinstance(term, Cat) else (term,)
-    text = bytearray()
-    for item in items:
-        if not isinstance(item, Bytes) or item.mask & (item.mask - 1):
+def finite_strings(term: Term, limit: int, budget: int = 128) -> list[bytes] | None:
+    """Every string ``term`` accepts, when they are at most ``limit`` (an object key,
+    whitespace then a key, a small enum); None when there are more, when the term
+    holds what is not enumerated here (a thunk, an intersection, a complement, a
+    checked leaf, an unbounded repetition), or when telling would visit more than
+    ``budget`` sub-terms: a root walk asks it of every new lexeme, so a large one (a
+    date format, an open object's other keys) must cost little to turn down."""
+    return _FiniteStrings(limit, budget).of(term)
+
+
+class _FiniteStrings:
+    """One ``finite_strings`` enumeration, with its limit and what is left of its
+    budget."""
+
+    def __init__(self, limit: int, budget: int) -> None:
+        self.limit, self.budget = limit, budget
+
+    def of(self, term: Term) -> list[bytes] | None:
+        self.budget -= 1
+        if self.budget < 0:
             return None
-        text.append(item.mask.bit_length() - 1)
-    return bytes(text)
+        if term is EPS:
+            return [b""]
+        if term is EMPTY:
+            return []
+        if isinstance(term, Bytes):
+            return self._members(term.mask)
+        if isinstance(term, Lexeme):
+            return self.of(term.item)
+        if isinstance(term, Cat):
+            return self._sequence(term.items)
+        if isinstance(term, Alt):
+            return self._union((item,) for item in term.items)
+        if isinstance(term, Repeat) and term.hi is not None and term.hi <= self.limit:
+            counts = range(term.lo, term.hi + 1)
+            return self._union((term.item,) * count for count in counts)
+        return None
+
+    def _members(self, mask: int) -> list[bytes] | None:
+        if mask.bit_count() > self.limit:
+            return None
+        members = []
+        while mask:
+            lowest = mask & -mask
+            members.append(bytes((lowest.bit_length() - 1,)))
+            mask ^= lowest
+        return members
+
+    def _sequence(self, items: tuple[Term, ...]) -> list[bytes] | None:
+        """The strings of the concatenation of ``items`` (runs of single bytes, the
+        letters of a key, appended at once)."""
+        strings, run = [b""], bytearray()
+        for item in items:
+            if type(item) is Bytes and not item.mask & (item.mask - 1):  # type: ignore[attr-defined]
+                run.append(item.mask.bit_length() - 1)  # type: ignore[attr-defined]
+                continue
+            tails = self.of(item)
+            if tails is None or len(strings) * len(tails) > self.limit:
+                return None
+            head = bytes(run)
+            run.clear()
+            strings = list(dict.fromkeys(s + head + tail for s in strings for tail in tails))
+        if run:
+            strings = [s + run for s in strings]
+        return strings
+
+    def _union(self, sequences: Iterable[tuple[Term, ...]]) -> list[bytes] | None:
+        """The strings of the union of the concatenations of ``sequences``."""
+        found: dict[bytes, None] = {}
+        for items in sequences:
+            strings = self._sequence(items)
+            if strings is None:
+                return None
+            found.update(dict.fromkeys(strings))
+            if len(found) > self.limit:
+                return None
+        return list(found)
 
 
 def cat(*terms: Term) -> Term:

@@ -9,6 +9,7 @@ indexes in lockstep.
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -20,8 +21,21 @@ from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
 from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.json_schema.json_text import whitespace
 from fsm.row_walk import ROOT, RowWalker, _combine
-from fsm.terms import EPS, Lexeme, alt, cat, derivative, lexeme, literal, matches, nullable
+from fsm.terms import (
+    EPS,
+    Lexeme,
+    alt,
+    byte_set,
+    cat,
+    derivative,
+    lexeme,
+    literal,
+    matches,
+    nullable,
+    repeat,
+)
 
 SCHEMAS = {
     "open object": {
@@ -245,15 +259,27 @@ def walked(walk, automaton: DerivativeAutomaton) -> tuple[dict[int, object], lis
     return terms, sorted(walk.exits.tolist())
 
 
-@pytest.mark.parametrize(
-    "text", [b'"name"', b'"id"', b'"x"', b":", b'"a\\"b"', b'"\xc3\xa9t\xc3\xa9"', b"\xff\xfe"]
-)
-def test_literal_walks_equal_kernel_walks(smol_vocab, text):
-    """A literal lexeme walked down its own trie path reads the tokens, ends and exits
-    the kernel's walk over expanded states reads."""
-    term = lexeme(literal(text))
-    walker, automaton = walker_of(term, smol_vocab)
+FINITE_LEXEMES = {
+    "key": literal(b'"name"'),
+    "short key": literal(b'"id"'),
+    "escaped key": literal(b'"a\\"b"'),
+    "non-ascii key": literal(b'"\xc3\xa9t\xc3\xa9"'),
+    "no token": literal(b"\xff\xfe"),
+    "whitespace then a key": cat(whitespace(8), literal(b'"name"')),
+    "a separator, whitespace, a key": cat(literal(b","), whitespace(2), literal(b'"id"')),
+    "enum": alt(*(literal(json.dumps(word).encode()) for word in ["red", "green", "re", "x"])),
+    "spaces then a colon": cat(repeat(byte_set(b" \t"), 0, 3), literal(b":")),
+}
+
+
+@pytest.mark.parametrize("name", FINITE_LEXEMES)
+def test_finite_walks_equal_kernel_walks(smol_vocab, name):
+    """A lexeme with few strings walked down their trie paths reads the tokens, ends
+    and exits the kernel's walk over expanded states reads."""
+    walker, automaton = walker_of(lexeme(FINITE_LEXEMES[name]), smol_vocab)
     state = automaton.initial
-    assert automaton.lexeme_literal(state) == text
-    fast = walker._literal_walk(state, text)
+    strings = automaton.lexeme_strings(state, 64)
+    assert strings is not None
+    fast = walker._finite_walk(state, strings)
+    assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
     assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)

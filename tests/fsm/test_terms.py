@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -21,6 +22,7 @@ from fsm.terms import (
     cat,
     complement,
     derivative,
+    finite_strings,
     first_bytes,
     intersect,
     lexeme,
@@ -234,3 +236,26 @@ def test_a_byte_headed_concatenation_derives_by_the_general_rule(head, pattern):
     ):
         for byte in range(256):
             assert derivative(term, byte) == _derivative(term, byte)
+
+
+FINITE_PATTERNS = ["a", "ab|b", "(a|b){0,3}", "a?b?", "(ab|ba)a{1,2}", "", "[ab]b|a", "a*", "(ab)+"]
+
+
+@pytest.mark.parametrize("pattern", FINITE_PATTERNS)
+@pytest.mark.parametrize("limit", [1, 4, 64])
+def test_finite_strings_are_the_whole_language(pattern, limit):
+    """``finite_strings`` lists every string of the term, each once, when they are at
+    most ``limit``; otherwise (too many, or infinitely many) None."""
+    language = {
+        "".join(word)
+        for size in range(9)
+        for word in itertools.product("ab", repeat=size)
+        if re.fullmatch(pattern, "".join(word))
+    }
+    infinite = "*" in pattern or "+" in pattern
+    strings = finite_strings(regex_term(pattern), limit)
+    if infinite or len(language) > limit:
+        assert strings is None
+    else:
+        assert strings is not None and len(strings) == len(set(strings))
+        assert {s.decode() for s in strings} == language
