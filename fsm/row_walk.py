@@ -14,6 +14,9 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
   goes on from ``K``. The walk of a lexeme state from the trie's root is kept, so a
   JSON string's tokens are walked once per index, not once per place it appears, and
   the states inside strings are not expanded once per continuation.
+* **Few strings.** A lexeme with at most ``FEW_STRINGS`` strings (an object key,
+  whitespace then a key, a small enum) is walked down the trie paths its strings spell,
+  one derivative per node, without expanding a state (``_finite_walk``).
 * **Unions.** A state that is a union of branches, some of them lexemes (an object's
   next key: each named key, or any other key), is walked branch by branch; a token
   that several branches read leads to the union of where each leads (``union``).
