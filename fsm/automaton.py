@@ -84,6 +84,17 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state after ``byte`` (``DEAD`` when none), without expanding ``state``."""
         ...
 
+    def step_bytes(self, state: int, data: np.ndarray) -> np.ndarray:
+        """int32: the state after each byte of ``data`` (uint8; ``DEAD`` where none),
+        without expanding ``state``."""
+        ...
+
+    def lexeme_within(self, lexeme_state: int) -> int | None:
+        """The state of a lexeme that reads as this one where both are in the same
+        state (its walk can take over this one's there: ``terms.Lexeme.within``), else
+        None."""
+        ...
+
     def join(self, lexeme_state: int, continuation: int) -> int:
         """The state "``lexeme_state``, then ``continuation``"."""
         ...

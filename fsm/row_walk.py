@@ -36,11 +36,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fsm.automaton import DecomposableAutomaton
+from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
 from fsm.trie import TokenTrie
-from fsm.trie_walk import follow_path, read_by_several, walk_trie
+from fsm.trie_walk import children, follow_path, read_by_several, walk_trie
 
 NO_STOP = -1
 FEW_STRINGS = 64
@@ -213,8 +213,11 @@ class RowWalker:
         if known is not None:
             ends = np.asarray([parts.lexeme_state(end) for end in known.end_keys], np.int32)
             return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
-        strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
-        if strings is not None:
+        within = parts.lexeme_within(lexeme)
+        strings = None if within is not None else parts.lexeme_strings(lexeme, FEW_STRINGS)
+        if within is not None and within != lexeme:
+            walked = self._within_walk(lexeme, within)
+        elif strings is not None:
             walked = self._finite_walk(lexeme, strings)
         else:
             walked = self._lexeme_walk(ROOT, lexeme)
@@ -261,6 +264,47 @@ class RowWalker:
             np.asarray(ends, np.int32),
             exit_nodes,
         )
+
+    def _within_walk(self, lexeme: int, within: int) -> _LexemeWalk:
+        """The walk from the root of a lexeme that reads as ``within`` wherever the two
+        are in the same state (an object's "any other key" and a JSON string): down the
+        trie, a node at a time, only while they differ (the key prefixes); below a
+        child where they agree, ``within``'s cached walk is taken as it is. No state is
+        expanded: each node's children are derived from both states (``step_bytes``)."""
+        assert self.parts is not None
+        parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
+        token_parts, inverse_parts, ends, exits, taken = [], [], [], [], []
+        todo = [(0, lexeme, within)]
+        while todo:
+            node, state, other = todo.pop()
+            nodes, labels = children(node, trie.labels, trie.ends)
+            mine = parts.step_bytes(state, labels)
+            theirs = parts.step_bytes(other, labels) if other != DEAD else np.full_like(mine, DEAD)
+            same = mine == theirs
+            taken.extend(nodes[same & (mine != DEAD)].tolist())
+            apart = ~same & (mine != DEAD)
+            for child, after, other_after in zip(
+                nodes[apart].tolist(), mine[apart].tolist(), theirs[apart].tolist()
+            ):
+                start, stop = int(trie.token_starts[child]), int(trie.token_starts[child + 1])
+                if stop > start:
+                    token_parts.append(trie.token_ids[start:stop])
+                    inverse_parts.append(np.full(stop - start, len(ends), np.int32))
+                    ends.append(after)
+                if trie.ends[child] > child + 1:  # tokens go on below it
+                    if after == exit_state:
+                        exits.append(child)
+                    else:
+                        todo.append((child, after, other_after))
+        own = _LexemeWalk(
+            np.concatenate([_NONE, *token_parts]),
+            np.concatenate([_NONE, *inverse_parts]),
+            np.asarray(ends, np.int32),
+            np.asarray(exits, np.int32),
+        )
+        if not taken:
+            return own
+        return _joined(own, _below_nodes(self._root_walk(within), np.asarray(taken), trie))
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
         """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does."""
@@ -407,6 +451,27 @@ def _without(block: _Block, dropped: np.ndarray) -> _Block:
     if block.inverse is None:
         return _Block(block.tokens[keep], None, block.targets[keep])
     return _Block(block.tokens[keep], block.inverse[keep], block.targets)
+
+
+def _below_nodes(walk: _LexemeWalk, nodes: np.ndarray, trie: TokenTrie) -> _LexemeWalk:
+    """The part of a root ``walk`` at or below ``nodes`` (disjoint subtrees)."""
+    edges = np.zeros(trie.num_nodes + 1, np.int32)
+    np.add.at(edges, nodes, 1)
+    np.add.at(edges, trie.ends[nodes], -1)
+    inside = np.cumsum(edges[:-1]) > 0
+    kept = inside[trie.token_nodes[walk.tokens]]
+    return _LexemeWalk(walk.tokens[kept], walk.inverse[kept], walk.ends, walk.exits[inside[walk.exits]])
+
+
+def _joined(first: _LexemeWalk, second: _LexemeWalk) -> _LexemeWalk:
+    """Two walks over disjoint tokens and exits as one (``second``'s ends after
+    ``first``'s)."""
+    return _LexemeWalk(
+        np.concatenate([first.tokens, second.tokens]),
+        np.concatenate([first.inverse, second.inverse + len(first.ends)]).astype(np.int32),
+        np.concatenate([first.ends, second.ends]).astype(np.int32),
+        np.concatenate([first.exits, second.exits]).astype(np.int32),
+    )
 
 
 def _distinct(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -305,14 +305,22 @@ class Thunk(Term):
 
 
 class Lexeme(Term):
-    """``item``, declared prefix-free: once it matches, nothing more can follow."""
+    """``item``, declared prefix-free: once it matches, nothing more can follow.
 
-    __slots__ = ("item",)
+    ``within``, when given, is a hint: a lexeme whose language holds this one's and
+    which reads the same way once a text has left what sets the two apart (a JSON
+    string, for "a string other than these keys"). Its token walks are shared, so a
+    walk of this lexeme can take the other's walk over where the two are in the same
+    state (``fsm.row_walk``, which checks it). Not part of the term's value: equal
+    items make equal lexemes, and a derivative derives the hint too."""
+
+    __slots__ = ("item", "within")
     _SHARED = ("item",)
 
-    def __init__(self, item: Term) -> None:
+    def __init__(self, item: Term, within: Lexeme | None = None) -> None:
         super().__init__(hash(("lexeme", item)), item.needs_liveness_check)
         self.item = item
+        self.within = within
 
     def _key(self) -> tuple:
         return (self.item,)
@@ -623,15 +631,16 @@ def thunk(
     return Thunk(key, make, needs_liveness_check, shortest)
 
 
-def lexeme(term: Term) -> Term:
+def lexeme(term: Term, within: Term | None = None) -> Term:
     """``term`` marked prefix-free (the caller's promise: no string of ``term`` is a
     proper prefix of another). Nullable means "matched": it normalises to ``EPS``,
-    which also drops what a derivative could only spell as dead alternatives."""
+    which also drops what a derivative could only spell as dead alternatives.
+    ``within``: the ``Lexeme.within`` hint, kept when it is a lexeme."""
     if term is EMPTY or term is EPS or isinstance(term, Lexeme):
         return term
     if nullable(term):
         return EPS
-    return Lexeme(term)
+    return Lexeme(term, within if isinstance(within, Lexeme) else None)
 
 
 def checked(checker: Checker, text: bytes = b"") -> Term:
@@ -757,7 +766,8 @@ def _derivative(term: Term, byte: int) -> Term:
         hi = None if term.hi is None else term.hi - 1
         return cat(derivative(term.item, byte), repeat(term.item, max(term.lo - 1, 0), hi))
     if isinstance(term, Lexeme):
-        return lexeme(derivative(term.item, byte))
+        within = None if term.within is None else derivative(term.within, byte)
+        return lexeme(derivative(term.item, byte), within)
     if isinstance(term, Thunk):
         return term.through_body(lambda body: derivative(body, byte))  # type: ignore[return-value]
     if isinstance(term, Checked):

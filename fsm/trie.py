@@ -38,6 +38,15 @@ class TokenTrie:
         """The longest token's length (computed once: the walk kernels take it)."""
         return int(self.depths.max())
 
+    @cached_property
+    def token_nodes(self) -> np.ndarray:
+        """int32 [max id + 1]: the node each token's bytes end at (-1: not in the trie)."""
+        nodes = np.full(int(self.token_ids.max(initial=-1)) + 1, -1, np.int32)
+        nodes[self.token_ids] = np.repeat(
+            np.arange(self.num_nodes, dtype=np.int32), np.diff(self.token_starts)
+        )
+        return nodes
+
     @classmethod
     def build(cls, token_bytes: Sequence[bytes | None], exclude: Collection[int] = ()) -> TokenTrie:
         """The trie of every non-empty token not in ``exclude`` (``None`` is skipped)."""

@@ -110,7 +110,8 @@ def string_except(names: Iterable[str]) -> Term:
 
     Built over the character trie of the names: at each node the string may close
     (unless the node is a name), continue with a trie child, or take any other
-    character and then anything.
+    character and then anything. Once it has left every name it reads as any string,
+    so it is declared ``within`` one: its token walks take over the plain string's.
     """
     trie: dict = {}
     for name in set(names):
@@ -118,7 +119,7 @@ def string_except(names: Iterable[str]) -> Term:
         for char in name:
             node = node.setdefault(char, {})
         node[None] = {}
-    return lexeme(cat(QUOTE, _except_node(trie)))
+    return lexeme(cat(QUOTE, _except_node(trie)), within=ANY_STRING)
 
 
 def _except_node(node: dict) -> Term:

@@ -21,7 +21,7 @@ from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.json_schema.json_text import whitespace
+from fsm.json_schema.json_text import string_except, whitespace
 from fsm.row_walk import ROOT, RowWalker, _combine
 from fsm.terms import (
     EPS,
@@ -281,5 +281,26 @@ def test_finite_walks_equal_kernel_walks(smol_vocab, name):
     strings = automaton.lexeme_strings(state, 64)
     assert strings is not None
     fast = walker._finite_walk(state, strings)
+    assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
+    assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)
+
+
+@pytest.mark.parametrize(
+    "names", [["name", "age"], ["a", "ab", "abc"], ["\u00e9t\u00e9", "\u00e9", "x"], ["", 'q"t', "n\nl"]]
+)
+@pytest.mark.parametrize("read", ["", '"', '"a', '"n', '"\u00e9', '"ab', '"q\\"', '"name'])
+def test_walks_within_a_string_equal_kernel_walks(smol_vocab, names, read):
+    """"Any other key" walked down its key prefixes, taking the plain string's walk
+    over where the two agree, reads the tokens, ends and exits of the kernel's walk."""
+    walker, automaton = walker_of(string_except(names), smol_vocab)
+    state = automaton.initial
+    for byte in read.encode():
+        state = automaton.step(state, byte)
+        assert state >= 0  # each read is the start of some other key
+    within = automaton.lexeme_within(state)
+    assert within is not None
+    if within == state:
+        return  # the key prefixes are left: the plain walk is the walk
+    fast = walker._within_walk(state, within)
     assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
     assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)

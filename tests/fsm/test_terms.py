@@ -259,3 +259,15 @@ def test_finite_strings_are_the_whole_language(pattern, limit):
     else:
         assert strings is not None and len(strings) == len(set(strings))
         assert {s.decode() for s in strings} == language
+
+
+def test_a_lexeme_hint_is_not_part_of_its_value_and_derives_along():
+    """``within`` is a hint: equal items make equal lexemes with or without it, and a
+    derivative carries the hint's own derivative."""
+    plain = lexeme(cat(literal(b'"'), star(byte_set(b"ab")), literal(b'"')))
+    keyed = lexeme(cat(literal(b'"'), alt(literal(b'a"'), literal(b'b"'))), within=plain)
+    assert keyed == lexeme(cat(literal(b'"'), alt(literal(b'a"'), literal(b'b"'))))
+    assert hash(keyed) == hash(lexeme(keyed.item))
+    after = derivative(keyed, ord('"'))
+    assert after.within == derivative(plain, ord('"'))
+    assert derivative(after, ord("a")).within == derivative(derivative(plain, ord('"')), ord("a"))

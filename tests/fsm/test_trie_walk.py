@@ -19,6 +19,8 @@ from fsm import (
 )
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
+    children,
+    children_py,
     follow_path,
     follow_path_py,
     order_by_token,
@@ -181,6 +183,30 @@ def test_follow_path_spells_the_prefixes(vocab, raw):
     for i, node in enumerate(nodes.tolist()):
         assert trie.depths[node] == i + 1 and trie.labels[node] == data[i]
         assert i == 0 or trie.ends[nodes[i - 1]] > node > nodes[i - 1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(vocabularies())
+def test_children_and_token_nodes_spell_the_tokens(vocab):
+    """A node's children are the nodes one byte deeper below it, with that byte; each
+    token's node spells the token."""
+    trie = vocab.trie
+    spelling = {0: b""}
+    for node in range(trie.num_nodes):
+        nodes, labels = children(node, trie.labels, trie.ends)
+        twin_nodes, twin_labels = children_py(node, trie.labels, trie.ends)
+        np.testing.assert_array_equal(nodes, twin_nodes)
+        np.testing.assert_array_equal(labels, twin_labels)
+        for child, label in zip(nodes.tolist(), labels.tolist()):
+            assert trie.depths[child] == trie.depths[node] + 1 and node < child < trie.ends[node]
+            spelling[child] = spelling[node] + bytes((label,))
+    assert len(spelling) == trie.num_nodes  # every node is some node's child
+    for token, data in enumerate(vocab.token_bytes):
+        node = int(trie.token_nodes[token]) if token < len(trie.token_nodes) else -1
+        if not data or token in vocab.eos_ids:
+            assert node == -1
+        else:
+            assert spelling[node] == data
 
 
 @settings(max_examples=200, deadline=None)
