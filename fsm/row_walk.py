@@ -17,6 +17,10 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
 * **Few strings.** A lexeme with at most ``FEW_STRINGS`` strings (an object key,
   whitespace then a key, a small enum) is walked down the trie paths its strings spell,
   one derivative per node, without expanding a state (``_finite_walk``).
+* **Within another.** A lexeme declared within another (an object's "any other key",
+  within a JSON string: ``terms.Lexeme.within``) is walked node by node only where
+  the two differ (the key prefixes); below a node where they are in the same state,
+  the other's cached walk is taken (``_within_walk``).
 * **Unions.** A state that is a union of branches, some of them lexemes (an object's
   next key: each named key, or any other key), is walked branch by branch; a token
   that several branches read leads to the union of where each leads (``union``).
