@@ -218,13 +218,15 @@ class RowWalker:
             ends = np.asarray([parts.lexeme_state(end) for end in known.end_keys], np.int32)
             return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
         within = parts.lexeme_within(lexeme)
-        strings = None if within is not None else parts.lexeme_strings(lexeme, FEW_STRINGS)
+        strings = None
         if within is not None and within != lexeme:
             walked = self._within_walk(lexeme, within)
-        elif strings is not None:
-            walked = self._finite_walk(lexeme, strings)
         else:
-            walked = self._lexeme_walk(ROOT, lexeme)
+            strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
+            if strings is not None:
+                walked = self._finite_walk(lexeme, strings)
+            else:
+                walked = self._lexeme_walk(ROOT, lexeme)
         if shared is None or (strings is not None and len(strings) == 1):
             return walked  # a key's own walk is cheaper than the entry it would keep
         end_keys = tuple(parts.lexeme_key(end) for end in walked.ends.tolist())
@@ -239,7 +241,7 @@ class RowWalker:
         assert self.parts is not None
         trie, exit_state = self.trie, self.parts.exit_state
         state_at: dict[int, int] = {}  # trie node -> the lexeme state after its bytes
-        token_parts, inverse_parts, ends, exits = [], [], [], []
+        found = _NodeTokens(trie)
         for text in strings:
             nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
             state = lexeme
@@ -249,25 +251,11 @@ class RowWalker:
                     state = known
                     continue
                 state = state_at[node] = self.parts.step(state, text[depth])
-                start, stop = int(trie.token_starts[node]), int(trie.token_starts[node + 1])
-                if stop > start:
-                    token_parts.append(trie.token_ids[start:stop])
-                    inverse_parts.append(np.full(stop - start, len(ends), np.int32))
-                    ends.append(state)
+                found.add(node, state)
             if len(nodes) == len(text):  # the whole string is a trie node
                 assert state == exit_state  # a lexeme is prefix-free
-                last = int(nodes[-1])
-                if trie.ends[last] > last + 1:  # tokens go on below it
-                    exits.append(last)
-        exit_nodes = np.asarray(exits, np.int32)
-        if not token_parts:
-            return _LexemeWalk(_NONE, _NONE, _NONE, exit_nodes)
-        return _LexemeWalk(
-            np.concatenate(token_parts),
-            np.concatenate(inverse_parts),
-            np.asarray(ends, np.int32),
-            exit_nodes,
-        )
+                found.exit(int(nodes[-1]))
+        return found.walk()
 
     def _within_walk(self, lexeme: int, within: int) -> _LexemeWalk:
         """The walk from the root of a lexeme that reads as ``within`` wherever the two
@@ -277,35 +265,25 @@ class RowWalker:
         expanded: each node's children are derived from both states (``step_bytes``)."""
         assert self.parts is not None
         parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
-        token_parts, inverse_parts, ends, exits, taken = [], [], [], [], []
+        found, taken = _NodeTokens(trie), []
         todo = [(0, lexeme, within)]
         while todo:
             node, state, other = todo.pop()
             nodes, labels = children(node, trie.labels, trie.ends)
             mine = parts.step_bytes(state, labels)
             theirs = parts.step_bytes(other, labels) if other != DEAD else np.full_like(mine, DEAD)
-            same = mine == theirs
-            taken.extend(nodes[same & (mine != DEAD)].tolist())
-            apart = ~same & (mine != DEAD)
+            live, same = mine != DEAD, mine == theirs
+            taken.extend(nodes[live & same].tolist())
+            apart = live & ~same
             for child, after, other_after in zip(
                 nodes[apart].tolist(), mine[apart].tolist(), theirs[apart].tolist()
             ):
-                start, stop = int(trie.token_starts[child]), int(trie.token_starts[child + 1])
-                if stop > start:
-                    token_parts.append(trie.token_ids[start:stop])
-                    inverse_parts.append(np.full(stop - start, len(ends), np.int32))
-                    ends.append(after)
-                if trie.ends[child] > child + 1:  # tokens go on below it
-                    if after == exit_state:
-                        exits.append(child)
-                    else:
-                        todo.append((child, after, other_after))
-        own = _LexemeWalk(
-            np.concatenate([_NONE, *token_parts]),
-            np.concatenate([_NONE, *inverse_parts]),
-            np.asarray(ends, np.int32),
-            np.asarray(exits, np.int32),
-        )
+                found.add(child, after)
+                if after == exit_state:
+                    found.exit(child)
+                elif trie.ends[child] > child + 1:  # tokens go on below it
+                    todo.append((child, after, other_after))
+        own = found.walk()
         if not taken:
             return own
         return _joined(own, _below_nodes(self._root_walk(within), np.asarray(taken), trie))
@@ -457,11 +435,44 @@ def _without(block: _Block, dropped: np.ndarray) -> _Block:
     return _Block(block.tokens[keep], block.inverse[keep], block.targets)
 
 
+class _NodeTokens:
+    """A lexeme walk built a trie node at a time: the tokens ending at each node added
+    with the lexeme state there, and the nodes with children where the lexeme ends."""
+
+    def __init__(self, trie: TokenTrie) -> None:
+        self.trie = trie
+        self.tokens: list[np.ndarray] = []
+        self.inverse: list[np.ndarray] = []
+        self.ends: list[int] = []
+        self.exits: list[int] = []
+
+    def add(self, node: int, state: int) -> None:
+        """The tokens ending at ``node`` end in ``state``."""
+        trie = self.trie
+        start, stop = int(trie.token_starts[node]), int(trie.token_starts[node + 1])
+        if stop > start:
+            self.tokens.append(trie.token_ids[start:stop])
+            self.inverse.append(np.full(stop - start, len(self.ends), np.int32))
+            self.ends.append(state)
+
+    def exit(self, node: int) -> None:
+        """The lexeme ends at ``node``: an exit when tokens go on below it."""
+        if self.trie.ends[node] > node + 1:
+            self.exits.append(node)
+
+    def walk(self) -> _LexemeWalk:
+        return _LexemeWalk(
+            np.concatenate([_NONE, *self.tokens]),
+            np.concatenate([_NONE, *self.inverse]),
+            np.asarray(self.ends, np.int32),
+            np.asarray(self.exits, np.int32),
+        )
+
+
 def _below_nodes(walk: _LexemeWalk, nodes: np.ndarray, trie: TokenTrie) -> _LexemeWalk:
     """The part of a root ``walk`` at or below ``nodes`` (disjoint subtrees)."""
-    edges = np.zeros(trie.num_nodes + 1, np.int32)
-    np.add.at(edges, nodes, 1)
-    np.add.at(edges, trie.ends[nodes], -1)
+    size = trie.num_nodes + 1
+    edges = np.bincount(nodes, minlength=size) - np.bincount(trie.ends[nodes], minlength=size)
     inside = np.cumsum(edges[:-1]) > 0
     kept = inside[trie.token_nodes[walk.tokens]]
     return _LexemeWalk(walk.tokens[kept], walk.inverse[kept], walk.ends, walk.exits[inside[walk.exits]])
