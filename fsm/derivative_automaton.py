@@ -39,7 +39,7 @@ from fsm.witness import witness
 _FEW_BYTES = 8
 """Up to this many bytes, ``step_bytes`` derives each directly (no byte partition)."""
 
-_QUICK_SEARCH = 16
+_QUICK_SEARCH = 4
 """Terms a liveness search sees before it also looks for a witness."""
 
 
@@ -52,6 +52,7 @@ class DerivativeAutomaton:
         self._terms: list[Term | None] = []  # None: a pending union (``union``)
         self._ids: dict[Term, int] = {}
         self._live: dict[Term, bool] = {EMPTY: False}
+        self._accepted: dict[Term, bytes] = {}  # a string a term found live accepts
         self._witnesses: dict[Term, list[bytes]] = {}  # fsm.witness's, between searches
         self._max_states = max_states
         self._liveness_budget = liveness_budget
@@ -79,9 +80,13 @@ class DerivativeAutomaton:
     def expand(self, state: int) -> tuple[np.ndarray, bool]:
         term = self._term(state)
         members = representatives(term)
+        accepted = self._accepted.get(term)
+        leading = members[accepted[0]] if accepted else None
         of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
         for byte in class_bytes(term):
             target = derivative(term, byte)
+            if byte == leading:
+                self._known_live(target, accepted[1:])  # type: ignore[index]
             if self.is_live(target):
                 of_class[byte] = self._intern(target)
         return of_class[np.frombuffer(members, np.uint8)], nullable(term)
@@ -121,7 +126,11 @@ class DerivativeAutomaton:
 
     def step(self, state: int, byte: int) -> int:
         """One derivative, numbered when live."""
-        target = derivative(self._term(state), byte)
+        term = self._term(state)
+        target = derivative(term, byte)
+        accepted = self._accepted.get(term)
+        if accepted and representatives(term)[accepted[0]] == representatives(term)[byte]:
+            self._known_live(target, accepted[1:])
         return self._intern(target) if self.is_live(target) else DEAD
 
     def step_bytes(self, state: int, data: np.ndarray) -> np.ndarray:
@@ -259,7 +268,10 @@ class DerivativeAutomaton:
         repetition when it may repeat zero times or its item is live) and only the
         intersections and complements left are searched: a bounded breadth-first
         search over their derivatives, where an exhausted budget counts as live (the
-        search only prunes, it never rejects what it could not disprove).
+        search only prunes, it never rejects what it could not disprove). A term the
+        search found live keeps the string it accepts (``_accepted``): the derivative
+        by that string's first byte is live without a search (``expand``, ``step``),
+        which covers the next state along the text being read.
         """
         if term is EMPTY:
             return False
@@ -270,6 +282,14 @@ class DerivativeAutomaton:
             known = self._decompose(term)
             self._live[term] = known
         return known
+
+    def _known_live(self, term: Term, accepted: bytes) -> None:
+        """Records that ``term`` accepts ``accepted`` (so it is live). Kept for terms
+        that need no check too: a thunk's derivatives may (an object body's)."""
+        if term not in self._accepted:
+            self._accepted[term] = accepted
+            if term.needs_liveness_check:
+                self._live[term] = True
 
     def _decompose(self, term: Term) -> bool:
         if isinstance(term, Cat):
@@ -286,29 +306,60 @@ class DerivativeAutomaton:
         """Breadth-first over derivatives; a search still open after ``_QUICK_SEARCH``
         terms looks for a witness (``fsm.witness``: far from acceptance, as an object
         that must still be closed, breadth-first search would spend its whole budget
-        and prove nothing), then goes on to the full budget."""
-        seen = {start}
+        and prove nothing), then goes on to the full budget. The string found is
+        kept in ``_accepted`` for ``start`` and the terms on its way."""
+        paths = {start: b""}
         queue = deque([start])
-        verdict = self._breadth_first(seen, queue, _QUICK_SEARCH)
-        if verdict is None and witness(start, shared=self._witnesses) is not None:
+        found = self._breadth_first(paths, queue, _QUICK_SEARCH)
+        if found is None:
+            text = witness(start, shared=self._witnesses)
+            if text is not None:
+                self._accepted[start] = text
+                return True
+            found = self._breadth_first(paths, queue, self._liveness_budget)
+        if found is None:
             return True
-        if verdict is None:
-            verdict = self._breadth_first(seen, queue, self._liveness_budget)
-        return True if verdict is None else verdict
+        if not isinstance(found, bytes):
+            return found
+        for on_way, path in paths.items():  # the start too (path b"")
+            if found.startswith(path):
+                self._known_live(on_way, found[len(path) :])
+        return True
 
-    def _breadth_first(self, seen: set[Term], queue: deque[Term], budget: int) -> bool | None:
-        """Goes on with a search: True (a live term found), False (none left), or None
-        once more than ``budget`` terms are seen."""
+    def _breadth_first(
+        self, paths: dict[Term, bytes], queue: deque[Term], budget: int
+    ) -> bytes | bool | None:
+        """Goes on with a search over the terms met (``paths``: the bytes that lead to
+        each): a string the start accepts, True (a live term met, no string known),
+        False (none left), or None once more than ``budget`` terms are met. A term
+        is looked at when met, so the search stops at the first live one without
+        deriving its siblings."""
+        for term in queue if len(paths) == 1 else ():  # the start
+            found = self._met_live(term, paths[term])
+            if found is not None:
+                return found
         while queue:
-            if len(seen) > budget:
+            if len(paths) > budget:
                 return None
             term = queue.popleft()
-            if self._live.get(term) or nullable(term):
-                return True
             for byte in class_bytes(term):
                 target = derivative(term, byte)
-                if target is EMPTY or target in seen or self._live.get(target) is False:
+                if target is EMPTY or target in paths or self._live.get(target) is False:
                     continue
-                seen.add(target)
+                path = paths[term] + bytes((byte,))
+                found = self._met_live(target, path)
+                if found is not None:
+                    return found
+                paths[target] = path
                 queue.append(target)
         return False
+
+    def _met_live(self, term: Term, path: bytes) -> bytes | bool | None:
+        """What a search returns on meeting ``term`` (after ``path``) when it is
+        known to be live: a string, or True without one; None otherwise."""
+        if nullable(term):
+            return path
+        if self._live.get(term):
+            rest = self._accepted.get(term)
+            return True if rest is None else path + rest
+        return None

@@ -44,7 +44,7 @@ CANDIDATES = 4
 WITNESS_BUDGET = 6_000
 """Term visits and derivatives one search may spend before it gives up."""
 
-_CHECKED_BUDGET = 64
+_CHECKED_BUDGET = 256
 """Derivatives the breadth-first search of one checked leaf may take."""
 
 _ROUNDS = 16
@@ -249,24 +249,29 @@ class _Finder:
         return [text for text in tried if not self._accepts(term.item, text)][:CANDIDATES]
 
     def _search(self, start: Term) -> list[bytes]:
-        """The shortest string of a small leaf, breadth-first."""
+        """The shortest string of a small leaf, breadth-first (a string is taken as
+        soon as it is met: a number that must still become an integer, ``8.1``, is
+        two bytes from ``8.1e1`` past a hundred and more prefixes)."""
+        if nullable(start):
+            return [b""]
         paths = {start: b""}
         frontier = [start]
         spent = 0
         while frontier:
             following = []
             for current in frontier:
-                if nullable(current):
-                    return [paths[current]]
                 for byte in class_bytes(current):
                     spent += 1
                     self.spend()
                     if spent > _CHECKED_BUDGET:
                         return []
                     target = derivative(current, byte)
-                    if target is not EMPTY and target not in paths:
-                        paths[target] = paths[current] + bytes((byte,))
-                        following.append(target)
+                    if target is EMPTY or target in paths:
+                        continue
+                    paths[target] = paths[current] + bytes((byte,))
+                    if nullable(target):
+                        return [paths[target]]
+                    following.append(target)
             frontier = following
         return []
 

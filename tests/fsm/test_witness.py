@@ -13,8 +13,21 @@ from hypothesis import given, settings
 
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema import schema_term
+from fsm.json_schema.numbers import NumberChecker
 from fsm.regex import regex_term
-from fsm.terms import EMPTY, alt, byte_set, cat, complement, intersect, literal, matches, opt, thunk
+from fsm.terms import (
+    EMPTY,
+    alt,
+    byte_set,
+    cat,
+    checked,
+    complement,
+    intersect,
+    literal,
+    matches,
+    opt,
+    thunk,
+)
 from fsm.witness import witness
 from tests.fsm.strategies import small_regexes
 
@@ -68,7 +81,7 @@ def _breadth_first_runs_out(term, budget: int = 400) -> bool:
     """Whether a breadth-first search of ``term``'s derivatives meets more than
     ``budget`` terms without reaching acceptance (what the automaton did alone)."""
     automaton = DerivativeAutomaton(term)
-    return automaton._breadth_first({term}, deque([term]), budget) is None
+    return automaton._breadth_first({term: b""}, deque([term]), budget) is None
 
 
 OBJECTS_WITH_SEPARATE_REQUIREMENTS = {
@@ -127,3 +140,77 @@ def test_a_witness_never_uses_bytes_outside_the_term() -> None:
     term = intersect(cat(byte_set(b"xyz"), opt(literal(b"!"))), complement(literal(b"x")))
     found = witness(term)
     assert found is not None and matches(term, found) and found != b"x"
+
+
+def test_a_number_that_must_still_become_an_integer_is_witnessed() -> None:
+    """``8.1`` is an integer only through an exponent (``8.1e1``): two bytes away, past
+    more than a hundred prefixes a breadth-first search of the leaf meets first."""
+    checker = NumberChecker(integer=True)
+    found = witness(checked(checker, b"8.1"))
+    assert found is not None and len(found) == 2
+    assert checker.accepts(b"8.1" + found)
+
+
+@settings(max_examples=200, deadline=None)
+@given(small_regexes(), small_regexes())
+def test_a_breadth_first_search_returns_a_shortest_string_it_reached(p: str, q: str) -> None:
+    term = intersect(regex_term(p), complement(regex_term(q)))
+    automaton = DerivativeAutomaton(term)
+    found = automaton._breadth_first({term: b""}, deque([term]), 400)
+    if isinstance(found, bytes):
+        assert re.fullmatch(p, found.decode()) and not re.fullmatch(q, found.decode())
+        shorter = [w for w in _strings(len(found) - 1) if matches(term, w)]
+        assert not shorter, (found, shorter)
+
+
+def _strings(longest: int) -> list[bytes]:
+    """Every string over the small regexes' alphabet up to ``longest`` bytes."""
+    alphabet = b"abc"
+    if longest < 0:
+        return []
+    found, layer = [b""], [b""]
+    for _ in range(longest):
+        layer = [w + bytes((c,)) for w in layer for c in alphabet]
+        found += layer
+    return found
+
+
+def test_strings_kept_by_liveness_searches_are_accepted_by_their_terms() -> None:
+    """After rows of a schema with an inexact ``oneOf`` are built, every string the
+    automaton keeps for a term (found by a search, a witness, or handed down one
+    byte from a parent's) is one the term accepts."""
+    schema = OBJECTS_WITH_SEPARATE_REQUIREMENTS
+    automaton = DerivativeAutomaton(schema_term(schema))
+    _expand_breadth_first(automaton, 300)
+    assert len(automaton._accepted) > 20
+    for term, text in automaton._accepted.items():
+        assert matches(term, text), (term, text)
+
+
+def test_the_state_after_a_kept_string_s_first_byte_needs_no_search() -> None:
+    """A term kept live with a string hands the rest of it down: the state after the
+    string's first byte (the next one along that text) is live without a search."""
+    automaton = DerivativeAutomaton(schema_term(OBJECTS_WITH_SEPARATE_REQUIREMENTS))
+    searches = []
+    search = automaton._search_acceptance
+    automaton._search_acceptance = lambda term: searches.append(term) or search(term)  # type: ignore[method-assign]
+    _expand_breadth_first(automaton, 100)
+    kept = [(term, text) for term, text in automaton._accepted.items() if text]
+    assert len(kept) > 3
+    before = len(searches)
+    for term, text in kept:
+        state = automaton._intern(term)
+        after = automaton.step(state, text[0])
+        assert after != -1
+        assert automaton.term(after) in automaton._accepted  # text[1:], or one kept before
+    assert len(searches) == before
+
+
+def _expand_breadth_first(automaton: DerivativeAutomaton, states: int) -> None:
+    """Expands the automaton's first ``states`` states, breadth-first."""
+    todo, seen = [automaton.initial], {automaton.initial}
+    while todo and len(seen) < states:
+        successors, _ = automaton.expand(todo.pop(0))
+        for state in sorted(set(successors.tolist()) - seen - {-1}):
+            seen.add(state)
+            todo.append(state)
