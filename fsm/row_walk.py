@@ -27,8 +27,11 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
 
 Rows come out the same as a plain walk's, up to state numbering (the tests compare
 them by walking both). Targets are numbered lazily: during a walk a token inside a
-lexeme leads to a *deferred* join (a negative code standing for "lexeme state, then
-``K``"), and only the targets a row keeps are numbered at its end. A join that only
+lexeme leads to a *deferred* join (a code, -2 or below, standing for "lexeme state,
+then ``K``"), and a walk hands its row out with those codes and the pairs they stand
+for; the token index numbers a join (``RowWalker.joined``) when a token that leads to
+it is taken, or when the whole row is asked for. A row over an object's keys or a
+string's tokens leads to tens of joins, of which the text takes one; a join that only
 feeds a union (an object key that both a named key and "any other key" read) is never
 numbered, which keeps the automaton from filling with states no row hands out.
 """
@@ -107,25 +110,35 @@ class RowWalker:
         self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
         self._pairs: list[tuple[int, int]] = []  # the same, by code
 
-    def walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        """Every non-end token read from ``state`` and the state it leads to (the
-        states discovered in ``table``)."""
+    def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+        """Every non-end token read from ``state``, where it leads, and the deferred
+        joins: a target ``t <= -2`` is "``pairs[-2 - t]``'s lexeme state, then its
+        continuation", numbered by ``joined``; the other targets are states,
+        discovered in ``table``."""
         self._deferred, self._pairs = {}, []
         found = self._below(ROOT, state)
         if self.parts is not None:
-            found = self._number(found)
             # plain blocks lead to successors of expanded states, discovered already
             new = [block.targets for block in found if block.inverse is not None]
             if new:
-                self.table.discover(np.concatenate(new))
+                targets = np.concatenate(new)
+                self.table.discover(targets[targets >= 0])
         if not found:
-            return _NONE, _NONE
+            return _NONE, _NONE, self._pairs
         if len(found) == 1:
-            return found[0].tokens, found[0].ends()
+            return found[0].tokens, found[0].ends(), self._pairs
         return (
             np.concatenate([block.tokens for block in found]),
             np.concatenate([block.ends() for block in found]),
+            self._pairs,
         )
+
+    def joined(self, pair: tuple[int, int]) -> int:
+        """The state of a deferred join (``walk``), numbered and discovered."""
+        assert self.parts is not None
+        state = self.parts.join(*pair)
+        self.table.discover(np.asarray([state], np.int32))
+        return state
 
     # ------------------------------------------------------------------ parts
 
@@ -368,28 +381,6 @@ class RowWalker:
         pairs = self._pairs
         items = tuple(t if t >= 0 else pairs[-2 - t] for t in targets)
         return self.parts.union(items)
-
-    def _number(self, found: Found) -> Found:
-        """Blocks with every deferred join numbered (``join``), once per pair. Deferred
-        codes live only in the small ``targets`` of lexeme blocks."""
-        assert self.parts is not None
-        pairs = self._pairs
-        states: dict[int, int] = {}  # deferred code -> its state
-        numbered: Found = []
-        for block in found:
-            targets = block.targets
-            if block.inverse is None or not len(targets) or targets.min() >= 0:
-                numbered.append(block)
-                continue
-            resolved = targets.tolist()
-            for i, target in enumerate(resolved):
-                if target < 0:
-                    state = states.get(target)
-                    if state is None:
-                        state = states[target] = self.parts.join(*pairs[-2 - target])
-                    resolved[i] = state
-            numbered.append(block._replace(targets=np.asarray(resolved, np.int32)))
-        return numbered
 
 
 def _combine(

@@ -118,7 +118,9 @@ class TokenIndex:
         # Token rows, in build order.
         self._row_of: dict[int, int] = {}
         self._allowed: list[np.ndarray] = []
-        self._next: list[np.ndarray] = []
+        self._next: list[np.ndarray] = []  # read-only views of the rows' targets
+        self._targets: list[np.ndarray] = []  # the same, writable: joins numbered in place
+        self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
         self._taken: dict[int, int] = {}  # state * size + token -> next_state's answer
@@ -147,7 +149,11 @@ class TokenIndex:
 
     def next_states(self, state: int) -> np.ndarray:
         """Successor state of each id of ``allowed_tokens(state)``, aligned with it."""
-        return self._next[self._row(state)]
+        row = self._row(state)
+        if row in self._joins:
+            with self._lock:
+                self._number_joins(row)
+        return self._next[row]
 
     def next_state(self, state: int, token: int) -> int:
         """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
@@ -163,6 +169,9 @@ class TokenIndex:
         allowed = self._allowed[row]
         i = int(allowed.searchsorted(np.int32(token)))
         after = int(self._next[row][i]) if i < len(allowed) and allowed[i] == token else DEAD
+        if after < DEAD:  # a deferred join (fsm.row_walk): numbered now that it is taken
+            with self._lock:
+                after = self._number_join(row, i)
         if len(self._taken) >= MAX_TAKEN:
             self._taken.clear()
         self._taken[key] = after
@@ -362,7 +371,7 @@ class TokenIndex:
         self._check_state(state)
         self._bytes.budget = self.max_row_states
         try:
-            tokens, ends = self._walker.walk(state)
+            tokens, ends, joins = self._walker.walk(state)
         finally:
             self._bytes.budget = None
         tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
@@ -377,8 +386,33 @@ class TokenIndex:
         self._mask_views.append(_read_only(self._masks[row]))
         self._allowed.append(_read_only(tokens))
         self._next.append(_read_only(ends))
+        self._targets.append(ends)
+        if len(ends) and ends.min() < DEAD:
+            self._joins[row] = joins
         self._row_of[state] = row
         return row
+
+    def _number_join(self, row: int, i: int) -> int:
+        """The state at position ``i`` of ``row``, numbering its deferred join."""
+        targets = self._targets[row]
+        code = int(targets[i])
+        if code >= DEAD:  # numbered meanwhile
+            return code
+        state = self._walker.joined(self._joins[row][-2 - code])
+        targets[i] = state
+        return state
+
+    def _number_joins(self, row: int) -> None:
+        """Numbers every deferred join of ``row``, so its targets are final."""
+        joins = self._joins.get(row)
+        if joins is None:
+            return
+        targets = self._targets[row]
+        deferred = np.flatnonzero(targets < DEAD)
+        codes, where = np.unique(targets[deferred], return_inverse=True)
+        states = [self._walker.joined(joins[-2 - code]) for code in codes.tolist()]
+        targets[deferred] = np.asarray(states, np.int32)[where]
+        del self._joins[row]
 
     def _accepts(self, state: int) -> bool:
         """Whether ``state`` is final, asked without expanding it where the automaton

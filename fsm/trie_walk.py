@@ -155,21 +155,24 @@ def children_py(node, labels, ends):
 
 @njit(cache=True, nogil=True)
 def order_by_token(tokens, states, vocab_size):
-    """``(tokens, states)`` sorted by token id; ids are distinct and below ``vocab_size``.
+    """``(tokens, states)`` sorted by token id; ids are distinct and below ``vocab_size``
+    (states may be negative: a row walk's deferred joins).
 
     A dense scan is linear in the vocabulary, a sort in the row: the cheaper is used."""
     count = tokens.shape[0]
     if count * 16 < vocab_size:
         order = np.argsort(tokens)
         return tokens[order], states[order]
-    state_of = np.full(vocab_size, -1, np.int32)
+    present = np.zeros(vocab_size, np.bool_)
+    state_of = np.empty(vocab_size, np.int32)
     for i in range(count):
+        present[tokens[i]] = True
         state_of[tokens[i]] = states[i]
     out_tokens = np.empty(count, np.int32)
     out_states = np.empty(count, np.int32)
     k = 0
     for token in range(vocab_size):
-        if state_of[token] >= 0:
+        if present[token]:
             out_tokens[k] = token
             out_states[k] = state_of[token]
             k += 1

@@ -137,6 +137,28 @@ def test_shared_walks_follow_a_real_instance(smol_tokenizer, smol_vocab):
     assert fast.is_final(a) and plain.is_final(b)
 
 
+def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab):
+    """Inside an object key a row leads to tens of joins ("this key prefix, then the
+    rest of the object"): taking a token numbers at most its own target, asking for
+    the whole row numbers the others, and both give the same state for that token."""
+    index = TokenIndex(automaton_of(JsonSchema(SCHEMAS["open object"])), smol_vocab)
+    state = index.initial_state
+    for token in smol_tokenizer.encode('{"', add_special_tokens=False):
+        state = index.next_state(state, token)
+    allowed = index.allowed_tokens(state)
+    assert len(allowed) > 1000
+    token = int(smol_tokenizer.encode('{"na', add_special_tokens=False)[-1])
+    assert token in allowed.tolist()
+    before = index.num_states
+    taken = index.next_state(state, token)
+    assert taken >= 0 and index.num_states - before <= 1
+    every = index.next_states(state)
+    assert index.num_states - before > 10, "the other targets were numbered eagerly"
+    assert every.min() >= 0
+    assert int(every[allowed.tolist().index(token)]) == taken
+    assert index.next_state(state, token) == taken
+
+
 def test_automata_without_parts_walk_as_before(smol_vocab):
     """A regex has no lexemes: both settings give one and the same walk."""
     fast, plain = pair(Regex(r"[a-z]+@[a-z]+\.(com|org)"), smol_vocab)

@@ -225,7 +225,7 @@ def test_order_and_pack_match_twins(size, data):
         data.draw(st.lists(st.integers(0, size - 1), unique=True, max_size=size)), np.int32
     )
     states = np.asarray(
-        data.draw(st.lists(st.integers(0, 99), min_size=len(tokens), max_size=len(tokens))),
+        data.draw(st.lists(st.integers(-50, 99), min_size=len(tokens), max_size=len(tokens))),
         np.int32,
     )
     for fast, slow in zip(
