@@ -38,6 +38,7 @@ numbered, which keeps the automaton from filling with states no row hands out.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -107,6 +108,7 @@ class RowWalker:
         self.parts = parts
         self.shared = shared
         self._lexeme_roots: dict[int, _LexemeWalk] = {}
+        self._lexeme_below: dict[tuple[int, bytes], _LexemeWalk] = {}  # (lexeme, nodes)
         self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
         self._pairs: list[tuple[int, int]] = []  # the same, by code
 
@@ -209,7 +211,10 @@ class RowWalker:
             if walked is None:
                 walked = self._lexeme_roots[lexeme] = self._root_walk(lexeme)
         else:
-            walked = self._lexeme_walk(nodes, lexeme)
+            place = lexeme, nodes.tobytes()
+            walked = self._lexeme_below.get(place)
+            if walked is None:
+                walked = self._lexeme_below[place] = self._below_walk(nodes, lexeme)
         exit_state = self.parts.exit_state
         targets = np.asarray(
             [rest if end == exit_state else self._defer(end, rest) for end in walked.ends.tolist()],
@@ -223,28 +228,57 @@ class RowWalker:
     def _root_walk(self, lexeme: int) -> _LexemeWalk:
         """A lexeme's walk from the root, from the vocabulary's cache when another index
         walked an equal lexeme (its end states renumbered for this automaton)."""
-        parts, shared = self.parts, self.shared
+        parts = self.parts
         assert parts is not None
-        key = None if shared is None else parts.lexeme_key(lexeme)
-        known = None if shared is None else shared.get(key)
+        key = None if self.shared is None else parts.lexeme_key(lexeme)
+        known = self._shared_walk(key)
         if known is not None:
-            ends = np.asarray([parts.lexeme_state(end) for end in known.end_keys], np.int32)
-            return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
+            return known
         within = parts.lexeme_within(lexeme)
-        strings = None
         if within is not None and within != lexeme:
             walked = self._within_walk(lexeme, within)
         else:
             strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
             if strings is not None:
                 walked = self._finite_walk(lexeme, strings)
+                if len(strings) == 1:
+                    return walked  # a key's own walk is cheaper than the entry it would keep
             else:
                 walked = self._lexeme_walk(ROOT, lexeme)
-        if shared is None or (strings is not None and len(strings) == 1):
-            return walked  # a key's own walk is cheaper than the entry it would keep
-        end_keys = tuple(parts.lexeme_key(end) for end in walked.ends.tolist())
-        shared.put(key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits))
+        self._share_walk(key, walked)
         return walked
+
+    def _below_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
+        """A lexeme's walk below ``nodes`` (where tokens go on after another lexeme: a
+        string's closing quote, then ``, "age"``), from the vocabulary's cache when
+        another index walked an equal lexeme below the same nodes: an object's next
+        keys are walked below a string's exits once per schema, not once per row."""
+        assert self.parts is not None
+        key = None if self.shared is None else (self.parts.lexeme_key(lexeme), nodes.tobytes())
+        known = self._shared_walk(key)
+        if known is not None:
+            return known
+        walked = self._lexeme_walk(nodes, lexeme)
+        self._share_walk(key, walked)
+        return walked
+
+    def _shared_walk(self, key: Hashable | None) -> _LexemeWalk | None:
+        """The vocabulary's walk under ``key``, its end states renumbered for this
+        automaton (None: not cached, or no cache)."""
+        known = None if key is None or self.shared is None else self.shared.get(key)
+        if known is None:
+            return None
+        assert self.parts is not None
+        ends = np.asarray([self.parts.lexeme_state(end) for end in known.end_keys], np.int32)
+        return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
+
+    def _share_walk(self, key: Hashable | None, walked: _LexemeWalk) -> None:
+        """Keeps ``walked`` in the vocabulary's cache under ``key`` (when there is one)."""
+        if key is None or self.shared is None:
+            return
+        assert self.parts is not None
+        end_keys = tuple(self.parts.lexeme_key(end) for end in walked.ends.tolist())
+        self.shared.put(key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits))
 
     def _finite_walk(self, lexeme: int, strings: list[bytes]) -> _LexemeWalk:
         """The walk from the root of a lexeme with few strings (an object key,

@@ -22,6 +22,8 @@ from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import string_except, whitespace
+from fsm.json_schema.strings import ANY_STRING
+from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import ROOT, RowWalker, _combine
 from fsm.terms import (
     EPS,
@@ -326,3 +328,27 @@ def test_walks_within_a_string_equal_kernel_walks(smol_vocab, names, read):
     fast = walker._within_walk(state, within)
     assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
     assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)
+
+
+def test_walks_below_a_string_s_exits_are_shared_across_indexes(smol_vocab):
+    """The walk of an object's next key below the nodes where a JSON string ends (tokens
+    such as ``", "a``), kept by one index, reads in another the tokens, ends and exits
+    that index's own kernel walk reads."""
+    shared = LexemeWalkCache()
+    string_walker, string_automaton = walker_of(ANY_STRING, smol_vocab)
+    inside = string_automaton.step(string_automaton.initial, ord('"'))
+    exits = string_walker._lexeme_walk(ROOT, inside).exits
+    assert len(exits) > 5
+    key = lexeme(cat(literal(b","), whitespace(2), literal(b'"age"')))
+    first, first_automaton = walker_of(key, smol_vocab)
+    first.shared = shared
+    kept = first._below_walk(exits, first_automaton.initial)
+    assert len(kept.tokens) and len(shared) == 1
+    second, second_automaton = walker_of(alt(key, literal(b"}")), smol_vocab)
+    second.shared = shared
+    state = second_automaton.lexeme_state(first_automaton.lexeme_key(first_automaton.initial))
+    reused = second._below_walk(exits, state)
+    assert len(shared) == 1  # read from the cache, nothing new kept
+    own = second._lexeme_walk(exits, state)
+    assert walked(reused, second_automaton) == walked(own, second_automaton)
+    assert walked(reused, second_automaton) == walked(kept, first_automaton)
