@@ -80,13 +80,12 @@ class DerivativeAutomaton:
     def expand(self, state: int) -> tuple[np.ndarray, bool]:
         term = self._term(state)
         members = representatives(term)
-        accepted = self._accepted.get(term)
-        leading = members[accepted[0]] if accepted else None
+        leading, rest = self._handed_down(term)
         of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
         for byte in class_bytes(term):
             target = derivative(term, byte)
             if byte == leading:
-                self._known_live(target, accepted[1:])  # type: ignore[index]
+                self._known_live(target, rest)
             if self.is_live(target):
                 of_class[byte] = self._intern(target)
         return of_class[np.frombuffer(members, np.uint8)], nullable(term)
@@ -128,9 +127,9 @@ class DerivativeAutomaton:
         """One derivative, numbered when live."""
         term = self._term(state)
         target = derivative(term, byte)
-        accepted = self._accepted.get(term)
-        if accepted and representatives(term)[accepted[0]] == representatives(term)[byte]:
-            self._known_live(target, accepted[1:])
+        leading, rest = self._handed_down(term)
+        if leading is not None and representatives(term)[byte] == leading:
+            self._known_live(target, rest)
         return self._intern(target) if self.is_live(target) else DEAD
 
     def step_bytes(self, state: int, data: np.ndarray) -> np.ndarray:
@@ -283,6 +282,15 @@ class DerivativeAutomaton:
             self._live[term] = known
         return known
 
+    def _handed_down(self, term: Term) -> tuple[int | None, bytes]:
+        """The class (its representative byte) of the first byte of the string ``term``
+        keeps, and the rest of it: the derivative by that class accepts the rest.
+        ``(None, b"")`` when ``term`` keeps no non-empty string."""
+        accepted = self._accepted.get(term)
+        if not accepted:
+            return None, b""
+        return representatives(term)[accepted[0]], accepted[1:]
+
     def _known_live(self, term: Term, accepted: bytes) -> None:
         """Records that ``term`` accepts ``accepted`` (so it is live). Kept for terms
         that need no check too: a thunk's derivatives may (an object body's)."""
@@ -314,7 +322,7 @@ class DerivativeAutomaton:
         if found is None:
             text = witness(start, shared=self._witnesses)
             if text is not None:
-                self._accepted[start] = text
+                self._known_live(start, text)
                 return True
             found = self._breadth_first(paths, queue, self._liveness_budget)
         if found is None:
@@ -334,8 +342,8 @@ class DerivativeAutomaton:
         False (none left), or None once more than ``budget`` terms are met. A term
         is looked at when met, so the search stops at the first live one without
         deriving its siblings."""
-        for term in queue if len(paths) == 1 else ():  # the start
-            found = self._met_live(term, paths[term])
+        if len(paths) == 1:  # a new search: the start itself may be live
+            found = self._met_live(queue[0], b"")
             if found is not None:
                 return found
         while queue:

@@ -107,8 +107,8 @@ class RowWalker:
         self.vocab_size = vocab_size
         self.parts = parts
         self.shared = shared
-        self._lexeme_roots: dict[int, _LexemeWalk] = {}
-        self._lexeme_below: dict[tuple[int, bytes], _LexemeWalk] = {}  # (lexeme, nodes)
+        # (lexeme, below which nodes: None for the root) -> its walk, for this index
+        self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
         self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
         self._pairs: list[tuple[int, int]] = []  # the same, by code
 
@@ -126,14 +126,13 @@ class RowWalker:
                 targets = np.concatenate(new)
                 self.table.discover(targets[targets >= 0])
         if not found:
-            return _NONE, _NONE, self._pairs
-        if len(found) == 1:
-            return found[0].tokens, found[0].ends(), self._pairs
-        return (
-            np.concatenate([block.tokens for block in found]),
-            np.concatenate([block.ends() for block in found]),
-            self._pairs,
-        )
+            tokens, ends = _NONE, _NONE
+        elif len(found) == 1:
+            tokens, ends = found[0].tokens, found[0].ends()
+        else:
+            tokens = np.concatenate([block.tokens for block in found])
+            ends = np.concatenate([block.ends() for block in found])
+        return tokens, ends, self._pairs
 
     def joined(self, pair: tuple[int, int]) -> int:
         """The state of a deferred join (``walk``), numbered and discovered."""
@@ -206,15 +205,11 @@ class RowWalker:
     def _through_lexeme(self, nodes: np.ndarray, lexeme: int, rest: int) -> Found:
         """Tokens below ``nodes`` from "``lexeme``, then ``rest``"."""
         assert self.parts is not None
-        if nodes is ROOT:
-            walked = self._lexeme_roots.get(lexeme)
-            if walked is None:
-                walked = self._lexeme_roots[lexeme] = self._root_walk(lexeme)
-        else:
-            place = lexeme, nodes.tobytes()
-            walked = self._lexeme_below.get(place)
-            if walked is None:
-                walked = self._lexeme_below[place] = self._below_walk(nodes, lexeme)
+        below = None if nodes is ROOT else nodes.tobytes()
+        walked = self._lexeme_walks.get((lexeme, below))
+        if walked is None:
+            walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
+            self._lexeme_walks[lexeme, below] = walked
         exit_state = self.parts.exit_state
         targets = np.asarray(
             [rest if end == exit_state else self._defer(end, rest) for end in walked.ends.tolist()],
