@@ -48,7 +48,7 @@ from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
 from fsm.trie import TokenTrie
-from fsm.trie_walk import children, follow_path, read_by_several, walk_trie
+from fsm.trie_walk import children, follow_path, group_by_token, read_by_several, walk_trie
 
 NO_STOP = -1
 FEW_STRINGS = 64
@@ -387,7 +387,7 @@ class RowWalker:
             if len(shared) < size:
                 kept.append(_without(block, shared))
         tokens, inverse, combinations = _combine(
-            np.concatenate(shared_tokens), np.concatenate(shared_ends)
+            np.concatenate(shared_tokens), np.concatenate(shared_ends), self.vocab_size
         )
         targets = np.asarray([self._union_of(key) for key in combinations], np.int32)
         kept.append(_Block(tokens, inverse, targets))
@@ -413,37 +413,16 @@ class RowWalker:
 
 
 def _combine(
-    tokens: np.ndarray, ends: np.ndarray, few: int | None = None
+    tokens: np.ndarray, ends: np.ndarray, vocab_size: int
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
     """Group ``(token, end)`` pairs by token: ``(distinct tokens, inverse, combinations)``
     where token ``i`` leads to the ends ``combinations[inverse[i]]`` (ascending, without
-    repeats). Up to ``few`` tokens (default ``_FEW_SHARED``) a Python loop groups them;
-    more are grouped by numpy (two string branches of a union share ~48,000 tokens)."""
-    by_token = np.lexsort((ends, tokens))
-    tokens, ends = tokens[by_token], ends[by_token]
-    repeated = np.r_[False, (tokens[1:] == tokens[:-1]) & (ends[1:] == ends[:-1])]
-    tokens, ends = tokens[~repeated], ends[~repeated]
-    starts = np.flatnonzero(np.r_[True, tokens[1:] != tokens[:-1]])
-    if len(starts) <= (_FEW_SHARED if few is None else few):
-        combined: dict[tuple[int, ...], int] = {}
-        inverse = np.empty(len(starts), np.int32)
-        for i, group in enumerate(np.split(ends, starts[1:])):
-            inverse[i] = combined.setdefault(tuple(group.tolist()), len(combined))
-        return tokens[starts], inverse, list(combined)
-    sizes = np.diff(np.r_[starts, len(tokens)])
-    # a row per token, its ends left-aligned and padded with -1 (never an end: ends are
-    # states, >= 0, or deferred codes, <= -2)
-    table = np.full((len(starts), int(sizes.max())), -1, ends.dtype)
-    row_of = np.repeat(np.arange(len(starts)), sizes)
-    table[row_of, np.arange(len(tokens)) - starts[row_of]] = ends
-    rows, inverse = np.unique(table, axis=0, return_inverse=True)
-    combinations = [tuple(end for end in row if end != -1) for row in rows.tolist()]
-    return tokens[starts], inverse.reshape(-1).astype(np.int32), combinations
-
-
-_FEW_SHARED = 256
-"""Below this many shared tokens a Python loop groups them faster than numpy's
-row-wise ``unique``."""
+    repeats). Several string branches of a union share ~48,800 tokens each, so the
+    grouping is a kernel (``trie_walk.group_by_token``), linear in the pairs."""
+    distinct, inverse, offsets, values = group_by_token(tokens, ends, vocab_size)
+    bounds, listed = offsets.tolist(), values.tolist()
+    combinations = [tuple(listed[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+    return distinct, inverse, combinations
 
 
 def _without(block: _Block, dropped: np.ndarray) -> _Block:

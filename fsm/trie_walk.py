@@ -229,6 +229,106 @@ def read_by_several_py(tokens, vocab_size):
 
 
 @njit(cache=True, nogil=True)
+def group_by_token(tokens, ends, vocab_size):
+    """``(token, end)`` pairs grouped by token: ``(distinct, inverse, offsets, values)``
+    where ``distinct`` holds the tokens ascending and ``distinct[i]`` reads the ends
+    ``values[offsets[c]:offsets[c + 1]]`` (ascending, without repeats) for
+    ``c = inverse[i]``; equal groups share one ``c``, numbered in order of first use.
+
+    The tokens several branches of a union read, with where each branch leads: one
+    pass to bucket the pairs by token (a counting sort over the vocabulary, or a sort
+    when there are few), one over the buckets, each sorted in place (a few ends) and
+    looked up in an open-addressing table of the groups met so far."""
+    count = tokens.shape[0]
+    if count * 16 < vocab_size:
+        order = np.argsort(tokens, kind="mergesort")
+    else:
+        starts = np.zeros(vocab_size + 1, np.int64)
+        for token in tokens:
+            starts[token + 1] += 1
+        for token in range(vocab_size):
+            starts[token + 1] += starts[token]
+        order = np.empty(count, np.int64)
+        for i in range(count):
+            token = tokens[i]
+            order[starts[token]] = i
+            starts[token] += 1
+    distinct = np.empty(count, np.int32)
+    inverse = np.empty(count, np.int32)
+    offsets = np.zeros(count + 1, np.int64)
+    values = np.empty(count, np.int32)
+    slots = 1
+    while slots < 2 * count:
+        slots *= 2
+    table = np.full(slots, -1, np.int64)
+    group = np.empty(count, np.int32)
+    found = 0
+    groups = 0
+    lo = 0
+    while lo < count:
+        token = tokens[order[lo]]
+        size = 0
+        hi = lo
+        while hi < count and tokens[order[hi]] == token:
+            end = ends[order[hi]]
+            at = size  # insertion sort, dropping repeats: a group holds a few ends
+            while at > 0 and group[at - 1] > end:
+                at -= 1
+            if at == 0 or group[at - 1] != end:
+                for k in range(size, at, -1):
+                    group[k] = group[k - 1]
+                group[at] = end
+                size += 1
+            hi += 1
+        lo = hi
+        digest = np.uint64(size)
+        for k in range(size):
+            digest = (digest * np.uint64(1000003)) ^ np.uint64(np.int64(group[k]) & 0xFFFFFFFF)
+        slot = np.int64(digest & np.uint64(slots - 1))
+        while True:
+            known = table[slot]
+            if known < 0:
+                table[slot] = groups
+                start = offsets[groups]
+                values[start : start + size] = group[:size]
+                offsets[groups + 1] = start + size
+                known = groups
+                groups += 1
+                break
+            start = offsets[known]
+            same = offsets[known + 1] - start == size
+            k = 0
+            while same and k < size:
+                same = values[start + k] == group[k]
+                k += 1
+            if same:
+                break
+            slot = (slot + 1) & (slots - 1)
+        distinct[found] = token
+        inverse[found] = known
+        found += 1
+    return distinct[:found], inverse[:found], offsets[: groups + 1], values[: offsets[groups]]
+
+
+def group_by_token_py(tokens, ends, vocab_size):
+    """Plain-Python twin of ``group_by_token``."""
+    by_token: dict[int, set[int]] = {}
+    for token, end in zip(tokens.tolist(), ends.tolist(), strict=True):
+        by_token.setdefault(token, set()).add(end)
+    numbered: dict[tuple[int, ...], int] = {}
+    distinct = sorted(by_token)
+    inverse = [numbered.setdefault(tuple(sorted(by_token[t])), len(numbered)) for t in distinct]
+    offsets = np.cumsum([0] + [len(group) for group in numbered]).astype(np.int64)
+    values = [end for group in numbered for end in group]
+    return (
+        np.asarray(distinct, np.int32),
+        np.asarray(inverse, np.int32),
+        offsets,
+        np.asarray(values, np.int32),
+    )
+
+
+@njit(cache=True, nogil=True)
 def follow_path(labels, ends, data):
     """The trie nodes of ``data``'s prefixes, shortest first, as far as the trie holds
     them (``nodes[i]`` spells ``data[: i + 1]``): a literal lexeme's walk visits only

@@ -23,6 +23,8 @@ from fsm.trie_walk import (
     children_py,
     follow_path,
     follow_path_py,
+    group_by_token,
+    group_by_token_py,
     order_by_token,
     order_by_token_py,
     pack_bitmask,
@@ -179,7 +181,9 @@ def test_follow_path_spells_the_prefixes(vocab, raw):
         if data and token not in vocab.eos_ids
         for k in range(1, len(data) + 1)
     }
-    assert len(nodes) == max(k for k in range(len(data) + 1) if k == 0 or data[:k].tobytes() in spelled)
+    assert len(nodes) == max(
+        k for k in range(len(data) + 1) if k == 0 or data[:k].tobytes() in spelled
+    )
     for i, node in enumerate(nodes.tolist()):
         assert trie.depths[node] == i + 1 and trie.labels[node] == data[i]
         assert i == 0 or trie.ends[nodes[i - 1]] > node > nodes[i - 1]
@@ -213,9 +217,28 @@ def test_children_and_token_nodes_spell_the_tokens(vocab):
 @given(st.integers(1, 300), st.data())
 def test_read_by_several_matches_twin(size, data):
     tokens = np.asarray(data.draw(st.lists(st.integers(0, size - 1), max_size=600)), np.int32)
-    np.testing.assert_array_equal(
-        read_by_several(tokens, size), read_by_several_py(tokens, size)
+    np.testing.assert_array_equal(read_by_several(tokens, size), read_by_several_py(tokens, size))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.data())
+def test_group_by_token_matches_twin(size, data):
+    """Both bucketings (a sort when the pairs are few against the vocabulary, a
+    counting sort otherwise), repeated pairs, and ends of either sign."""
+    pairs = data.draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, size - 1), st.integers(-(2**31), 2**31 - 1) | st.integers(-4, 4)
+            ),
+            max_size=400,
+        )
     )
+    tokens = np.asarray([token for token, _ in pairs], np.int32)
+    ends = np.asarray([end for _, end in pairs], np.int32)
+    for fast, slow in zip(
+        group_by_token(tokens, ends, size), group_by_token_py(tokens, ends, size), strict=True
+    ):
+        np.testing.assert_array_equal(fast, slow)
 
 
 @settings(max_examples=200, deadline=None)
