@@ -273,7 +273,9 @@ class RowWalker:
             return
         assert self.parts is not None
         end_keys = tuple(self.parts.lexeme_key(end) for end in walked.ends.tolist())
-        self.shared.put(key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits))
+        self.shared.put(
+            key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits)
+        )
 
     def _finite_walk(self, lexeme: int, strings: list[bytes]) -> _LexemeWalk:
         """The walk from the root of a lexeme with few strings (an object key,
@@ -474,7 +476,9 @@ def _below_nodes(walk: _LexemeWalk, nodes: np.ndarray, trie: TokenTrie) -> _Lexe
     edges = np.bincount(nodes, minlength=size) - np.bincount(trie.ends[nodes], minlength=size)
     inside = np.cumsum(edges[:-1]) > 0
     kept = inside[trie.token_nodes[walk.tokens]]
-    return _LexemeWalk(walk.tokens[kept], walk.inverse[kept], walk.ends, walk.exits[inside[walk.exits]])
+    return _LexemeWalk(
+        walk.tokens[kept], walk.inverse[kept], walk.ends, walk.exits[inside[walk.exits]]
+    )
 
 
 def _joined(first: _LexemeWalk, second: _LexemeWalk) -> _LexemeWalk:

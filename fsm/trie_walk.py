@@ -236,23 +236,10 @@ def group_by_token(tokens, ends, vocab_size):
     ``c = inverse[i]``; equal groups share one ``c``, numbered in order of first use.
 
     The tokens several branches of a union read, with where each branch leads: one
-    pass to bucket the pairs by token (a counting sort over the vocabulary, or a sort
-    when there are few), one over the buckets, each sorted in place (a few ends) and
-    looked up in an open-addressing table of the groups met so far."""
+    pass to bucket the pairs by token, one over the buckets, each sorted in place (a
+    few ends) and looked up in an open-addressing table of the groups met so far."""
     count = tokens.shape[0]
-    if count * 16 < vocab_size:
-        order = np.argsort(tokens, kind="mergesort")
-    else:
-        starts = np.zeros(vocab_size + 1, np.int64)
-        for token in tokens:
-            starts[token + 1] += 1
-        for token in range(vocab_size):
-            starts[token + 1] += starts[token]
-        order = np.empty(count, np.int64)
-        for i in range(count):
-            token = tokens[i]
-            order[starts[token]] = i
-            starts[token] += 1
+    order = _by_token(tokens, vocab_size)
     distinct = np.empty(count, np.int32)
     inverse = np.empty(count, np.int32)
     offsets = np.zeros(count + 1, np.int64)
@@ -262,52 +249,83 @@ def group_by_token(tokens, ends, vocab_size):
         slots *= 2
     table = np.full(slots, -1, np.int64)
     group = np.empty(count, np.int32)
-    found = 0
-    groups = 0
-    lo = 0
+    found = groups = lo = 0
     while lo < count:
         token = tokens[order[lo]]
-        size = 0
-        hi = lo
-        while hi < count and tokens[order[hi]] == token:
-            end = ends[order[hi]]
-            at = size  # insertion sort, dropping repeats: a group holds a few ends
-            while at > 0 and group[at - 1] > end:
-                at -= 1
-            if at == 0 or group[at - 1] != end:
-                for k in range(size, at, -1):
-                    group[k] = group[k - 1]
-                group[at] = end
-                size += 1
-            hi += 1
-        lo = hi
-        digest = np.uint64(size)
-        for k in range(size):
-            digest = (digest * np.uint64(1000003)) ^ np.uint64(np.int64(group[k]) & 0xFFFFFFFF)
-        slot = np.int64(digest & np.uint64(slots - 1))
-        while True:
-            known = table[slot]
-            if known < 0:
-                table[slot] = groups
-                start = offsets[groups]
-                values[start : start + size] = group[:size]
-                offsets[groups + 1] = start + size
-                known = groups
-                groups += 1
-                break
-            start = offsets[known]
-            same = offsets[known + 1] - start == size
-            k = 0
-            while same and k < size:
-                same = values[start + k] == group[k]
-                k += 1
-            if same:
-                break
-            slot = (slot + 1) & (slots - 1)
+        size, lo = _sorted_group(tokens, ends, order, lo, group)
+        known = _group_number(group, size, table, offsets, values, groups)
+        groups = max(groups, known + 1)
         distinct[found] = token
         inverse[found] = known
         found += 1
     return distinct[:found], inverse[:found], offsets[: groups + 1], values[: offsets[groups]]
+
+
+@njit(cache=True, nogil=True)
+def _by_token(tokens, vocab_size):
+    """Positions of ``tokens`` in ascending (stable) token order: a sort when they are
+    few against the vocabulary, else a counting sort."""
+    count = tokens.shape[0]
+    if count * 16 < vocab_size:
+        return np.argsort(tokens, kind="mergesort")
+    starts = np.zeros(vocab_size + 1, np.int64)
+    for token in tokens:
+        starts[token + 1] += 1
+    for token in range(vocab_size):
+        starts[token + 1] += starts[token]
+    order = np.empty(count, np.int64)
+    for i in range(count):
+        order[starts[tokens[i]]] = i
+        starts[tokens[i]] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
+def _sorted_group(tokens, ends, order, lo, group):
+    """The distinct ends of the token at ``order[lo]``, ascending, into ``group``
+    (insertion sort: a group holds a few ends); ``(their count, the next token's lo)``."""
+    token = tokens[order[lo]]
+    size = 0
+    while lo < tokens.shape[0] and tokens[order[lo]] == token:
+        end = ends[order[lo]]
+        at = size
+        while at > 0 and group[at - 1] > end:
+            at -= 1
+        if at == 0 or group[at - 1] != end:
+            for k in range(size, at, -1):
+                group[k] = group[k - 1]
+            group[at] = end
+            size += 1
+        lo += 1
+    return size, lo
+
+
+@njit(cache=True, nogil=True)
+def _group_number(group, size, table, offsets, values, groups):
+    """The number of ``group[:size]`` among the ``groups`` stored in ``values`` (by
+    ``offsets``), found through the open-addressing ``table``; stored as number
+    ``groups`` when new."""
+    slots = table.shape[0]
+    digest = np.uint64(size)
+    for k in range(size):
+        digest = (digest * np.uint64(1000003)) ^ np.uint64(np.int64(group[k]) & 0xFFFFFFFF)
+    slot = np.int64(digest & np.uint64(slots - 1))
+    while table[slot] >= 0:
+        known = table[slot]
+        start = offsets[known]
+        same = offsets[known + 1] - start == size
+        k = 0
+        while same and k < size:
+            same = values[start + k] == group[k]
+            k += 1
+        if same:
+            return known
+        slot = (slot + 1) & (slots - 1)
+    table[slot] = groups
+    start = offsets[groups]
+    values[start : start + size] = group[:size]
+    offsets[groups + 1] = start + size
+    return groups
 
 
 def group_by_token_py(tokens, ends, vocab_size):
