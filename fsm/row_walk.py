@@ -48,7 +48,18 @@ from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
 from fsm.trie import TokenTrie
-from fsm.trie_walk import children, follow_path, group_by_token, read_by_several, walk_trie
+from fsm.trie_walk import (
+    ABSENT,
+    children,
+    follow_path,
+    group_by_token,
+    pack_bitmask,
+    read_by_several,
+    read_row,
+    scatter_plain,
+    scatter_targets,
+    walk_trie,
+)
 
 NO_STOP = -1
 FEW_STRINGS = 64
@@ -112,11 +123,15 @@ class RowWalker:
         self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
         self._pairs: list[tuple[int, int]] = []  # the same, by code
 
-    def walk(self, state: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
-        """Every non-end token read from ``state``, where it leads, and the deferred
+    def walk(
+        self, state: int, final_tokens: np.ndarray = _NONE
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]]]:
+        """Every token read from ``state`` (ascending), where it leads, the row's
+        packed int32 mask (``trie_walk.pack_bitmask``'s layout), and the deferred
         joins: a target ``t <= -2`` is "``pairs[-2 - t]``'s lexeme state, then its
         continuation", numbered by ``joined``; the other targets are states,
-        discovered in ``table``."""
+        discovered in ``table``. ``final_tokens`` (the end-of-sequence ids, when
+        ``state`` is final) lead to ``state`` itself."""
         self._deferred, self._pairs = {}, []
         found = self._below(ROOT, state)
         if self.parts is not None:
@@ -125,14 +140,9 @@ class RowWalker:
             if new:
                 targets = np.concatenate(new)
                 self.table.discover(targets[targets >= 0])
-        if not found:
-            tokens, ends = _NONE, _NONE
-        elif len(found) == 1:
-            tokens, ends = found[0].tokens, found[0].ends()
-        else:
-            tokens = np.concatenate([block.tokens for block in found])
-            ends = np.concatenate([block.ends() for block in found])
-        return tokens, ends, self._pairs
+        if len(final_tokens):
+            found.append(_Block(final_tokens, None, np.full(len(final_tokens), state, np.int32)))
+        return (*sorted_row(found, self.vocab_size), self._pairs)
 
     def joined(self, pair: tuple[int, int]) -> int:
         """The state of a deferred join (``walk``), numbered and discovered."""
@@ -145,46 +155,52 @@ class RowWalker:
 
     def _below(self, nodes: np.ndarray, state: int) -> Found:
         """Tokens strictly below ``nodes`` (disjoint subtrees), entered in ``state``."""
-        return self._below_each(nodes, np.full(len(nodes), state, np.int32), [state])
+        taken = self._taken_apart(nodes, state)
+        if taken is not None:
+            return taken
+        if not self.table.is_expanded(state):
+            self.table.expand(state)
+        return self._plain(nodes, np.full(len(nodes), state, np.int32))
 
-    def _below_each(
-        self, nodes: np.ndarray, states: np.ndarray, distinct: list[int] | None = None
-    ) -> Found:
+    def _below_each(self, nodes: np.ndarray, states: np.ndarray) -> Found:
         """Tokens strictly below each ``nodes[i]`` entered in ``states[i]``: the states
         taken apart are walked as lexemes or branches, the others expanded and walked
-        together in one kernel call (then again below where that call stopped).
-        ``distinct``: the distinct ``states``, when the caller knows them."""
+        together in one kernel call (``_plain``)."""
         found: Found = []
         plain = np.ones(len(nodes), np.bool_)
-        for state in np.unique(states).tolist() if distinct is None else distinct:
-            taken = self._taken_apart(nodes, states, state)
+        for state in np.unique(states).tolist():
+            entered = states == state
+            taken = self._taken_apart(nodes[entered], state)
             if taken is not None:
                 found.extend(taken)
-                plain &= states != state
+                plain &= ~entered
             elif not self.table.is_expanded(state):
                 self.table.expand(state)
         if plain.any():
-            tokens, ends, stopped, stopped_states = self._walk(nodes[plain], states[plain], NO_STOP)
-            if len(tokens):
-                found.append(_Block(tokens, None, ends))
-            if len(stopped):
-                found.extend(self._below_each(stopped, stopped_states))
+            found.extend(self._plain(nodes[plain], states[plain]))
         return found
 
-    def _taken_apart(self, nodes: np.ndarray, states: np.ndarray, state: int) -> Found | None:
-        """The walk below the nodes entered in ``state`` when ``state`` is a lexeme then
+    def _plain(self, nodes: np.ndarray, states: np.ndarray) -> Found:
+        """Tokens below ``nodes`` entered in expanded ``states``, by the kernel, then
+        below where it stopped at states not expanded yet."""
+        tokens, ends, stopped, stopped_states = self._walk(nodes, states, NO_STOP)
+        found = [_Block(tokens, None, ends)] if len(tokens) else []
+        if len(stopped):
+            found.extend(self._below_each(stopped, stopped_states))
+        return found
+
+    def _taken_apart(self, nodes: np.ndarray, state: int) -> Found | None:
+        """The walk below ``nodes`` entered in ``state`` when ``state`` is a lexeme then
         a continuation, or a union (None otherwise)."""
         if self.parts is None:
             return None
         split = self.parts.lexeme_split(state)
-        branches = None if split is not None else self.parts.branches(state)
-        if split is None and branches is None:
-            return None
-        entered = states == state
-        below = nodes if entered.all() else nodes[entered]  # ROOT stays ROOT (cached walks)
         if split is not None:
-            return self._through_lexeme(below, *split)
-        return self._union([self._below(below, branch) for branch in branches])
+            return self._through_lexeme(nodes, *split)
+        branches = self.parts.branches(state)
+        if branches is None:
+            return None
+        return self._union([self._below(nodes, branch) for branch in branches])
 
     def _walk(self, nodes: np.ndarray, states: np.ndarray, stop: int) -> tuple[np.ndarray, ...]:
         trie = self.trie
@@ -412,6 +428,30 @@ class RowWalker:
         pairs = self._pairs
         items = tuple(t if t >= 0 else pairs[-2 - t] for t in targets)
         return self.parts.union(items)
+
+
+def sorted_row(found: Found, vocab_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A row's blocks joined: its tokens ascending, their targets, and the packed
+    mask. Blocks are disjoint. A row that reads a sixteenth of the vocabulary or more
+    (a string's ~48,800 tokens) is scattered into a vocabulary-sized array and read
+    back in one pass, which also packs the mask; fewer tokens are sorted."""
+    words = (vocab_size + 31) // 32
+    count = sum(len(block.tokens) for block in found)
+    if count * 16 < vocab_size:
+        if not found:
+            return _NONE, _NONE, np.zeros(words, np.int32)
+        tokens = np.concatenate([block.tokens for block in found])
+        targets = np.concatenate([block.ends() for block in found])
+        order = np.argsort(tokens)
+        tokens, targets = tokens[order], targets[order]
+        return tokens, targets, pack_bitmask(tokens, words)
+    target_of = np.full(words * 32, ABSENT, np.int32)
+    for block in found:
+        if block.inverse is None:
+            scatter_plain(target_of, block.tokens, block.targets)
+        else:
+            scatter_targets(target_of, block.tokens, block.inverse, block.targets)
+    return read_row(target_of, count)  # type: ignore[no-any-return]
 
 
 def _combine(

@@ -40,7 +40,6 @@ from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import FsmError
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.row_walk import RowWalker
-from fsm.trie_walk import order_by_token, pack_bitmask
 from fsm.vocabulary import Vocabulary
 
 COMPLETION_BUDGET = 256
@@ -107,14 +106,13 @@ class TokenIndex:
         self.max_states = int(max_states)
         self.max_row_states = int(max_row_states)
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
+        self._no_tokens = np.zeros(0, np.int32)
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
         decomposable = isinstance(automaton, DecomposableAutomaton) and automaton.has_lexemes
         self._parts = automaton if share_lexemes and decomposable else None
         shared = vocabulary.lexeme_walks if self._parts is not None else None
-        self._walker = RowWalker(
-            self._bytes, vocabulary.trie, vocabulary.size, self._parts, shared
-        )
+        self._walker = RowWalker(self._bytes, vocabulary.trie, vocabulary.size, self._parts, shared)
         # Token rows, in build order.
         self._row_of: dict[int, int] = {}
         self._allowed: list[np.ndarray] = []
@@ -370,19 +368,15 @@ class TokenIndex:
     def _build_row(self, state: int) -> int:
         self._check_state(state)
         self._bytes.budget = self.max_row_states
+        final_tokens = self._eos if self._accepts(state) else self._no_tokens
         try:
-            tokens, ends, joins = self._walker.walk(state)
+            tokens, ends, mask, joins = self._walker.walk(state, final_tokens)
         finally:
             self._bytes.budget = None
-        tokens, ends = order_by_token(tokens, ends, self.vocabulary.size)
-        if self._accepts(state):
-            at = np.searchsorted(tokens, self._eos)
-            tokens = np.insert(tokens, at, self._eos)
-            ends = np.insert(ends, at, np.int32(state))
         row = len(self._allowed)
         if row == len(self._masks):
             self._grow_masks()
-        self._masks[row] = pack_bitmask(tokens, self._words)
+        self._masks[row] = mask
         self._mask_views.append(_read_only(self._masks[row]))
         self._allowed.append(_read_only(tokens))
         self._next.append(_read_only(ends))

@@ -154,41 +154,6 @@ def children_py(node, labels, ends):
 
 
 @njit(cache=True, nogil=True)
-def order_by_token(tokens, states, vocab_size):
-    """``(tokens, states)`` sorted by token id; ids are distinct and below ``vocab_size``
-    (states may be negative: a row walk's deferred joins).
-
-    A dense scan is linear in the vocabulary, a sort in the row: the cheaper is used."""
-    count = tokens.shape[0]
-    if count * 16 < vocab_size:
-        order = np.argsort(tokens)
-        return tokens[order], states[order]
-    present = np.zeros(vocab_size, np.bool_)
-    state_of = np.empty(vocab_size, np.int32)
-    for i in range(count):
-        present[tokens[i]] = True
-        state_of[tokens[i]] = states[i]
-    out_tokens = np.empty(count, np.int32)
-    out_states = np.empty(count, np.int32)
-    k = 0
-    for token in range(vocab_size):
-        if present[token]:
-            out_tokens[k] = token
-            out_states[k] = state_of[token]
-            k += 1
-    return out_tokens, out_states
-
-
-def order_by_token_py(tokens, states, vocab_size):
-    """Plain-Python twin of ``order_by_token``."""
-    pairs = sorted(zip(tokens.tolist(), states.tolist(), strict=True))
-    return (
-        np.asarray([t for t, _ in pairs], np.int32),
-        np.asarray([s for _, s in pairs], np.int32),
-    )
-
-
-@njit(cache=True, nogil=True)
 def pack_bitmask(tokens, words):
     """int32[words] with bit ``t % 32`` of word ``t // 32`` set for each token ``t``."""
     mask = np.zeros(words, np.uint32)
@@ -203,6 +168,74 @@ def pack_bitmask_py(tokens, words):
     for token in tokens.tolist():
         mask[token // 32] |= 1 << (token % 32)
     return np.asarray(mask, np.uint32).view(np.int32)
+
+
+ABSENT = np.int32(-(2**31))
+"""``scatter_*``: a token no block reads (never a target: states are >= 0, deferred
+joins' codes a little below -1)."""
+
+
+@njit(cache=True, nogil=True)
+def scatter_targets(target_of, tokens, inverse, targets):
+    """``target_of[tokens[i]] = targets[inverse[i]]``: a block of a row, into a
+    vocabulary-sized array (``read_row`` reads the row back in token order)."""
+    for i in range(tokens.shape[0]):
+        target_of[tokens[i]] = targets[inverse[i]]
+
+
+@njit(cache=True, nogil=True)
+def scatter_plain(target_of, tokens, targets):
+    """``target_of[tokens[i]] = targets[i]`` (a block whose targets are aligned)."""
+    for i in range(tokens.shape[0]):
+        target_of[tokens[i]] = targets[i]
+
+
+@njit(cache=True, nogil=True)
+def read_row(target_of, count):
+    """The ``count`` tokens of ``target_of`` not ``ABSENT``, ascending, their targets,
+    and their packed int32 mask (layout of ``pack_bitmask``, one word per 32 entries of
+    ``target_of``, whose size is a multiple of 32): one pass, for rows that read most
+    of the vocabulary."""
+    words = target_of.shape[0] // 32
+    tokens = np.empty(count, np.int32)
+    targets = np.empty(count, np.int32)
+    mask = np.empty(words, np.uint32)
+    found = 0
+    for word in range(words):
+        bits = np.uint32(0)
+        for bit in range(32):
+            token = word * 32 + bit
+            target = target_of[token]
+            if target != ABSENT:
+                tokens[found] = token
+                targets[found] = target
+                found += 1
+                bits |= np.uint32(1) << np.uint32(bit)
+        mask[word] = bits
+    return tokens, targets, mask.view(np.int32)
+
+
+def scatter_targets_py(target_of, tokens, inverse, targets):
+    """Plain-Python twin of ``scatter_targets``."""
+    for token, position in zip(tokens.tolist(), inverse.tolist(), strict=True):
+        target_of[token] = targets[position]
+
+
+def scatter_plain_py(target_of, tokens, targets):
+    """Plain-Python twin of ``scatter_plain``."""
+    for token, target in zip(tokens.tolist(), targets.tolist(), strict=True):
+        target_of[token] = target
+
+
+def read_row_py(target_of, count):
+    """Plain-Python twin of ``read_row``."""
+    tokens = [token for token, target in enumerate(target_of.tolist()) if target != ABSENT]
+    assert len(tokens) == count
+    return (
+        np.asarray(tokens, np.int32),
+        target_of[tokens].astype(np.int32),
+        pack_bitmask_py(np.asarray(tokens, np.int32), len(target_of) // 32),
+    )
 
 
 @njit(cache=True, nogil=True)

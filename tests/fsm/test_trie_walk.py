@@ -19,18 +19,23 @@ from fsm import (
 )
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
+    ABSENT,
     children,
     children_py,
     follow_path,
     follow_path_py,
     group_by_token,
     group_by_token_py,
-    order_by_token,
-    order_by_token_py,
     pack_bitmask,
     pack_bitmask_py,
     read_by_several,
     read_by_several_py,
+    read_row,
+    read_row_py,
+    scatter_plain,
+    scatter_plain_py,
+    scatter_targets,
+    scatter_targets_py,
     walk_trie,
     walk_trie_py,
 )
@@ -243,20 +248,34 @@ def test_group_by_token_matches_twin(size, data):
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 3000), st.data())
-def test_order_and_pack_match_twins(size, data):
+def test_pack_and_row_kernels_match_twins(size, data):
+    """Packing a mask, scattering a row's blocks (aligned targets, or targets through
+    an inverse) and reading the row back in token order, against their twins; targets
+    of either sign (deferred joins are negative)."""
     tokens = np.asarray(
         data.draw(st.lists(st.integers(0, size - 1), unique=True, max_size=size)), np.int32
     )
-    states = np.asarray(
-        data.draw(st.lists(st.integers(-50, 99), min_size=len(tokens), max_size=len(tokens))),
-        np.int32,
-    )
-    for fast, slow in zip(
-        order_by_token(tokens, states, size), order_by_token_py(tokens, states, size), strict=True
-    ):
-        np.testing.assert_array_equal(fast, slow)
     words = (size + 31) // 32
     np.testing.assert_array_equal(pack_bitmask(tokens, words), pack_bitmask_py(tokens, words))
+    targets = np.asarray(data.draw(st.lists(st.integers(-50, 99), min_size=1)), np.int32)
+    inverse = np.asarray(
+        data.draw(
+            st.lists(st.integers(0, len(targets) - 1), min_size=len(tokens), max_size=len(tokens))
+        ),
+        np.int32,
+    )
+    split = data.draw(st.integers(0, len(tokens)))
+    filled = []
+    for scatter in ((scatter_plain, scatter_targets), (scatter_plain_py, scatter_targets_py)):
+        target_of = np.full(words * 32, ABSENT, np.int32)
+        scatter[0](target_of, tokens[:split], targets[inverse[:split]])
+        scatter[1](target_of, tokens[split:], inverse[split:], targets)
+        filled.append(target_of)
+    np.testing.assert_array_equal(*filled)
+    for fast, slow in zip(
+        read_row(filled[0], len(tokens)), read_row_py(filled[0], len(tokens)), strict=True
+    ):
+        np.testing.assert_array_equal(fast, slow)
 
 
 def test_bitmask_bit_order():
