@@ -92,8 +92,9 @@ class ByteTable:
         if count <= have:
             return
         size = max(count, 2 * have)
-        table = np.full((size, 256), DEAD, np.int32)
+        table = np.empty((size, 256), np.int32)
         table[:have] = self.table
+        table[have:] = DEAD
         self.table = table
         for name in ("expanded", "final", "discovered"):
             grown = np.zeros(size, np.bool_)

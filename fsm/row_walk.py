@@ -390,14 +390,14 @@ class RowWalker:
             return blocks
         kept: Found = []
         shared_tokens, shared_ends = [], []
-        offset = 0
-        for block in blocks:
-            size = len(block.tokens)
-            lo, hi = np.searchsorted(several, (offset, offset + size))
-            shared, offset = several[lo:hi] - offset, offset + size
-            if not len(shared):
+        starts = np.cumsum([0] + [len(block.tokens) for block in blocks])
+        cuts = np.searchsorted(several, starts).tolist()
+        for block, offset, lo, hi in zip(blocks, starts.tolist(), cuts, cuts[1:]):
+            if lo == hi:
                 kept.append(block)
                 continue
+            shared = several[lo:hi] - offset
+            size = len(block.tokens)
             shared_tokens.append(block.tokens[shared])
             shared_ends.append(
                 block.targets[shared if block.inverse is None else block.inverse[shared]]
