@@ -27,7 +27,6 @@ class ByteTable:
         self.expanded = np.zeros(16, np.bool_)
         self.final = np.zeros(16, np.bool_)
         self.discovered = np.zeros(16, np.bool_)
-        self.num_states = 0
         self.budget: int | None = None  # expansions left to the current row, if bounded
 
     def is_known(self, state: int) -> bool:
@@ -80,11 +79,12 @@ class ByteTable:
         top = int(states.max())
         self._check_bound(top)
         self.reserve(top + 1)
-        new = states[~self.discovered[states]]
-        if len(new):
-            new = np.unique(new)
-            self.discovered[new] = True
-            self.num_states += len(new)
+        self.discovered[states] = True
+
+    @property
+    def num_states(self) -> int:
+        """States discovered so far (counted when asked: rarely, unlike ``discover``)."""
+        return int(np.count_nonzero(self.discovered))
 
     def reserve(self, count: int) -> None:
         """Make the per-state arrays hold at least ``count`` states (doubling)."""
