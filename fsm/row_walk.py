@@ -53,11 +53,13 @@ from fsm.trie_walk import (
     children,
     follow_path,
     group_by_token,
+    in_subtrees,
     pack_bitmask,
     read_by_several,
     read_row,
     scatter_plain,
     scatter_targets,
+    tokens_at,
     walk_trie,
 )
 
@@ -512,10 +514,8 @@ class _NodeTokens:
 
 def _below_nodes(walk: _LexemeWalk, nodes: np.ndarray, trie: TokenTrie) -> _LexemeWalk:
     """The part of a root ``walk`` at or below ``nodes`` (disjoint subtrees)."""
-    size = trie.num_nodes + 1
-    edges = np.bincount(nodes, minlength=size) - np.bincount(trie.ends[nodes], minlength=size)
-    inside = np.cumsum(edges[:-1]) > 0
-    kept = inside[trie.token_nodes[walk.tokens]]
+    inside = in_subtrees(nodes, trie.ends, trie.num_nodes)
+    kept = tokens_at(inside, trie.token_nodes, walk.tokens)
     return _LexemeWalk(
         walk.tokens[kept], walk.inverse[kept], walk.ends, walk.exits[inside[walk.exits]]
     )
