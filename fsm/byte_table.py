@@ -1,12 +1,15 @@
 """``ByteTable``: the part of a lazy byte automaton that has been looked at, as arrays.
 
-The token index and its trie walks read transitions from a dense ``int32[states, 256]``
-table. A state's row is copied in from ``automaton.expand`` the first time something
-needs it; the flags say which rows are known (``expanded``), which states accept
-(``final``, valid where expanded) and which state numbers have been seen at all
-(``discovered``: the initial state and every successor of an expanded state, plus the
-states a lexeme walk joins). Arrays grow by doubling, so a kernel handed the arrays
-reads a consistent snapshot; callers serialise growth (the index's lock).
+The token index and its trie walks read transitions from an ``int32[rows, 256]``
+table with a row per expanded state: a state's row is copied in from
+``automaton.expand`` the first time something needs it, and ``row_of[state]`` says
+where (-1: not expanded). Most states an index numbers are never expanded (a row walk
+takes lexeme and union states apart instead; 17% of the discovered states of sample
+MaskBench schemas were expanded), so rows are not kept for them. The flags say which
+states accept (``final``, valid where expanded) and which state numbers have been seen
+at all (``discovered``: the initial state and every successor of an expanded state,
+plus the states a lexeme walk joins). Arrays grow by doubling, so a kernel handed the
+arrays reads a consistent snapshot; callers serialise growth (the index's lock).
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ class ByteTable:
     def __init__(self, automaton: ByteAutomaton, max_states: int) -> None:
         self.automaton = automaton
         self.max_states = max_states
-        self.table = np.full((16, 256), DEAD, np.int32)
-        self.expanded = np.zeros(16, np.bool_)
+        self.table = np.full((16, 256), DEAD, np.int32)  # a row per expanded state
+        self.num_rows = 0
+        self.row_of = np.full(16, -1, np.int32)  # per state: its row, -1 if not expanded
         self.final = np.zeros(16, np.bool_)
         self.discovered = np.zeros(16, np.bool_)
         self.budget: int | None = None  # expansions left to the current row, if bounded
@@ -34,13 +38,17 @@ class ByteTable:
         return 0 <= state < len(self.discovered) and bool(self.discovered[state])
 
     def is_expanded(self, state: int) -> bool:
-        return state < len(self.expanded) and bool(self.expanded[state])
+        return state < len(self.row_of) and self.row_of[state] >= 0
 
     def row(self, state: int) -> np.ndarray:
         """``state``'s 256 successors, expanding it on first use."""
         if not self.is_expanded(state):
             self.expand(state)
-        return self.table[state]
+        return self.table[self.row_of[state]]
+
+    def successor(self, state: int, byte: int) -> int:
+        """The state after ``byte`` from ``state`` (``DEAD`` when it dies)."""
+        return int(self.row(state)[byte])
 
     def is_final(self, state: int) -> bool:
         if not self.is_expanded(state):
@@ -67,9 +75,14 @@ class ByteTable:
         self._check_bound(int(live.max()) if len(live) else state)
         self.reserve(state + 1)
         self.discover(live)
-        self.table[state] = successors
+        if self.num_rows == len(self.table):
+            table = np.empty((2 * self.num_rows, 256), np.int32)
+            table[: self.num_rows] = self.table
+            self.table = table
+        self.table[self.num_rows] = successors
+        self.row_of[state] = self.num_rows
+        self.num_rows += 1
         self.final[state] = bool(final)
-        self.expanded[state] = True
         return live
 
     def discover(self, states: np.ndarray) -> None:
@@ -88,15 +101,14 @@ class ByteTable:
 
     def reserve(self, count: int) -> None:
         """Make the per-state arrays hold at least ``count`` states (doubling)."""
-        have = len(self.expanded)
+        have = len(self.row_of)
         if count <= have:
             return
         size = max(count, 2 * have)
-        table = np.empty((size, 256), np.int32)
-        table[:have] = self.table
-        table[have:] = DEAD
-        self.table = table
-        for name in ("expanded", "final", "discovered"):
+        row_of = np.full(size, -1, np.int32)
+        row_of[:have] = self.row_of
+        self.row_of = row_of
+        for name in ("final", "discovered"):
             grown = np.zeros(size, np.bool_)
             grown[:have] = getattr(self, name)
             setattr(self, name, grown)

@@ -208,7 +208,7 @@ class RowWalker:
         trie = self.trie
         return walk_trie(  # type: ignore[no-any-return]
             self.table.table,
-            self.table.expanded,
+            self.table.row_of,
             nodes,
             states,
             trie.labels,

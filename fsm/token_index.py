@@ -210,7 +210,7 @@ class TokenIndex:
                 if len(live) != 1:
                     break
                 forced.append(int(live[0]))
-                state = int(self._bytes.table[state, live[0]])
+                state = self._bytes.successor(state, int(live[0]))
                 if state in seen:
                     raise FsmError("automaton has a forced cycle with no final state")
                 seen.add(state)
@@ -276,7 +276,7 @@ class TokenIndex:
         if path is not None:
             at = state
             for position, byte in enumerate(path):
-                at = int(self._bytes.table[at, byte])
+                at = self._bytes.successor(at, byte)
                 self._completions.setdefault(at, path[position + 1 :])
         return path
 
@@ -323,14 +323,13 @@ class TokenIndex:
 
     def _build_all(self, progress: Callable[[int, int], None] | None) -> None:
         todo = [self.initial_state]
-        expanded = self._bytes.expanded
+        is_expanded = self._bytes.is_expanded
         while todo:
             state = todo.pop()
-            if state < len(expanded) and expanded[state]:
+            if is_expanded(state):
                 continue
             successors = self._bytes.expand(state)
-            expanded = self._bytes.expanded
-            todo.extend(s for s in np.unique(successors).tolist() if not expanded[s])
+            todo.extend(s for s in np.unique(successors).tolist() if not is_expanded(s))
         queue = deque([self.initial_state])
         queued = {self.initial_state}
         while queue:

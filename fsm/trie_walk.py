@@ -15,7 +15,7 @@ from numba import njit
 @njit(cache=True, nogil=True)
 def walk_trie(
     table,
-    expanded,
+    row_of,
     roots,
     root_states,
     labels,
@@ -28,30 +28,37 @@ def walk_trie(
 ):
     """Tokens read without dying below each ``roots[i]``, entered in ``root_states[i]``.
 
-    Walks the subtree of each root node (not the root itself: its tokens were reported
-    by the walk that reached it) in preorder, keeping the state of each open node in a
-    stack indexed by depth; node 0 with a state whose table row is expanded walks the
-    whole trie. A dead byte prunes the node's whole subtree; so does a live state whose
-    table row is not expanded yet (or past the table) when the node has children: the
-    node and its state are reported, so the caller can expand the state and resume the
-    walk below that node alone (every node is visited once in all). ``stop_state`` (-1
+    ``table`` holds a row of 256 successors per expanded state, ``row_of[state]`` the
+    state's row (-1: not expanded yet). Walks the subtree of each root node (not the
+    root itself: its tokens were reported by the walk that reached it) in preorder,
+    keeping the state of each open node in a stack indexed by depth; node 0 walks the
+    whole trie. A dead byte prunes the node's whole subtree; so does a live state not
+    expanded yet (or past ``row_of``) when the node has children: the node and its
+    state are reported, so the caller can expand the state and resume the walk below
+    that node alone (every node is visited once in all). A root whose state is not
+    expanded is reported the same way. ``stop_state`` (-1
     for none) is reported and pruned like an unexpanded state: a lexeme walk stops where
     the lexeme ends, and its continuation takes over below those nodes. ``max_depth``
     is ``depths.max()`` (the trie's, passed in: the kernel is called per pending state).
 
     Returns ``(token_ids, end_states, pending_nodes, pending_states)``; tokens in trie
     order within each root."""
-    num_known = expanded.shape[0]
+    num_known = row_of.shape[0]
     out_tokens = np.empty(token_ids.shape[0], np.int32)
     out_states = np.empty(token_ids.shape[0], np.int32)
     pending_nodes = np.empty(labels.shape[0], np.int32)
     pending_states = np.empty(labels.shape[0], np.int32)
-    stack = np.empty(max_depth + 1, np.int32)
+    stack = np.empty(max_depth + 1, np.int32)  # rows of the open nodes' states
     found = 0
     pending = 0
     for r in range(roots.shape[0]):
         root = roots[r]
-        stack[depths[root]] = root_states[r]
+        if root_states[r] >= num_known or row_of[root_states[r]] < 0:
+            pending_nodes[pending] = root
+            pending_states[pending] = root_states[r]
+            pending += 1
+            continue
+        stack[depths[root]] = row_of[root_states[r]]
         node = root + 1
         stop = ends[root]
         while node < stop:
@@ -65,13 +72,13 @@ def walk_trie(
                 out_states[found] = state
                 found += 1
             if ends[node] > node + 1:
-                if state == stop_state or state >= num_known or not expanded[state]:
+                if state == stop_state or state >= num_known or row_of[state] < 0:
                     pending_nodes[pending] = node
                     pending_states[pending] = state
                     pending += 1
                     node = ends[node]
                     continue
-                stack[depth] = state
+                stack[depth] = row_of[state]
             node += 1
     return (
         out_tokens[:found],
@@ -83,7 +90,7 @@ def walk_trie(
 
 def walk_trie_py(
     table,
-    expanded,
+    row_of,
     roots,
     root_states,
     labels,
@@ -99,13 +106,21 @@ def walk_trie_py(
     out_states: list[int] = []
     pending_nodes: list[int] = []
     pending_states: list[int] = []
-    stack = [0] * (max_depth + 1)
+
+    def expanded(state: int) -> bool:
+        return state < len(row_of) and row_of[state] >= 0
+
+    stack = [0] * (max_depth + 1)  # the open nodes' states
     for root, root_state in zip(roots.tolist(), root_states.tolist(), strict=True):
+        if not expanded(root_state):
+            pending_nodes.append(root)
+            pending_states.append(root_state)
+            continue
         stack[int(depths[root])] = root_state
         node = root + 1
         while node < ends[root]:
             depth = int(depths[node])
-            state = int(table[stack[depth - 1], labels[node]])
+            state = int(table[row_of[stack[depth - 1]], labels[node]])
             if state < 0:
                 node = int(ends[node])
                 continue
@@ -113,7 +128,7 @@ def walk_trie_py(
                 out_tokens.append(int(token_ids[k]))
                 out_states.append(state)
             if ends[node] > node + 1:
-                if state == stop_state or state >= len(expanded) or not expanded[state]:
+                if state == stop_state or not expanded(state):
                     pending_nodes.append(node)
                     pending_states.append(state)
                     node = int(ends[node])
