@@ -54,6 +54,7 @@ from fsm.trie_walk import (
     follow_path,
     group_by_token,
     in_subtrees,
+    is_sparse,
     pack_bitmask,
     read_by_several,
     read_row,
@@ -439,7 +440,7 @@ def sorted_row(found: Found, vocab_size: int) -> tuple[np.ndarray, np.ndarray, n
     back in one pass, which also packs the mask; fewer tokens are sorted."""
     words = (vocab_size + 31) // 32
     count = sum(len(block.tokens) for block in found)
-    if count * 16 < vocab_size:
+    if is_sparse(count, vocab_size):
         if not found:
             return _NONE, _NONE, np.zeros(words, np.int32)
         tokens = np.concatenate([block.tokens for block in found])

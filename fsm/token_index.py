@@ -106,7 +106,6 @@ class TokenIndex:
         self.max_states = int(max_states)
         self.max_row_states = int(max_row_states)
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
-        self._no_tokens = np.zeros(0, np.int32)
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
         decomposable = isinstance(automaton, DecomposableAutomaton) and automaton.has_lexemes
@@ -367,7 +366,7 @@ class TokenIndex:
     def _build_row(self, state: int) -> int:
         self._check_state(state)
         self._bytes.budget = self.max_row_states
-        final_tokens = self._eos if self._accepts(state) else self._no_tokens
+        final_tokens = self._eos if self._accepts(state) else self._eos[:0]
         try:
             tokens, ends, mask, joins = self._walker.walk(state, final_tokens)
         finally:

@@ -185,6 +185,13 @@ def pack_bitmask_py(tokens, words):
     return np.asarray(mask, np.uint32).view(np.int32)
 
 
+@njit(cache=True, nogil=True)
+def is_sparse(count, vocab_size):
+    """Whether ``count`` tokens are few enough against the vocabulary (under a
+    sixteenth) that sorting them beats a pass over a vocabulary-sized array."""
+    return count * 16 < vocab_size
+
+
 ABSENT = np.int32(-(2**31))
 """``scatter_*``: a token no block reads (never a target: states are >= 0, deferred
 joins' codes a little below -1)."""
@@ -312,9 +319,9 @@ def group_by_token(tokens, ends, vocab_size):
 @njit(cache=True, nogil=True)
 def _by_token(tokens, vocab_size):
     """Positions of ``tokens`` in ascending (stable) token order: a sort when they are
-    few against the vocabulary, else a counting sort."""
+    few against the vocabulary (``is_sparse``), else a counting sort."""
     count = tokens.shape[0]
-    if count * 16 < vocab_size:
+    if is_sparse(count, vocab_size):
         return np.argsort(tokens, kind="mergesort")
     starts = np.zeros(vocab_size + 1, np.int64)
     for token in tokens:
