@@ -38,7 +38,13 @@ from fsm.json_schema.json_text import (
     string_of,
 )
 from fsm.json_schema.key_rules import KeyRule, fold_key_rules, rule_keys
-from fsm.json_schema.keywords import KEYWORDS_OF_TYPE, REFUSED, TYPES, ignored_by_draft
+from fsm.json_schema.keywords import (
+    KEYWORDS_OF_TYPE,
+    OBJECT_KEYWORDS,
+    REFUSED,
+    TYPES,
+    ignored_by_draft,
+)
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.json_schema.refs import RefResolver, draft_of, escape_token
@@ -69,6 +75,27 @@ def ordered_keys(key_order: str) -> bool:
     return key_order == "schema"
 
 
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "$comment",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$id",
+        "id",
+        "$schema",
+        "$anchor",
+        "definitions",
+        "$defs",
+    }
+)
+"""Keywords that assert nothing about an instance."""
+_OBJECT_ONLY = OBJECT_KEYWORDS | {"dependentSchemas"} | _ANNOTATIONS
+"""Keywords of a node that admits every non-object."""
 _APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
 
 
@@ -221,7 +248,7 @@ class SchemaCompiler:
             branches = range(len(node["anyOf"]))
             parts.append(alt(*(self.term_at(f"{pointer}/anyOf/{i}", closed) for i in branches)))
         if isinstance(node.get("oneOf"), list):
-            parts.append(self._one_of(node["oneOf"], pointer, closed))
+            parts.append(self._one_of(node["oneOf"], pointer, closed, _only_objects(node)))
         if "not" in node:
             parts.append(intersect(self.any, complement(self.term_at(f"{pointer}/not", False))))
         if "if" in node and ("then" in node or "else" in node):
@@ -293,12 +320,20 @@ class SchemaCompiler:
 
     # ------------------------------------------------------------------ oneOf
 
-    def _one_of(self, branches: list, pointer: str, closed: bool) -> Term:
-        terms = [self.term_at(f"{pointer}/oneOf/{i}", closed) for i in range(len(branches))]
+    def _one_of(self, branches: list, pointer: str, closed: bool, on_objects: bool) -> Term:
+        """``oneOf`` as a union when no instance can meet two branches, else each branch
+        less the others (an intersection with a complement: exact, but every state of
+        it needs a liveness search). ``on_objects``: the node holding it admits only
+        objects, so the branches need to be disjoint on objects only."""
+        pointers = [f"{pointer}/oneOf/{i}" for i in range(len(branches))]
+        terms = [self.term_at(at, closed) for at in pointers]
         if len(terms) == 1:
             return terms[0]
-        if self._pairwise_disjoint(branches, terms, pointer):
+        if self._pairwise_disjoint(terms, pointers, on_objects):
             return alt(*terms)
+        objects = self._object_branches(pointers, closed)
+        if objects is not None:
+            return alt(*objects)
         return alt(
             *(
                 intersect(t, complement(alt(*(terms[:i] + terms[i + 1 :]))))
@@ -306,7 +341,7 @@ class SchemaCompiler:
             )
         )
 
-    def _pairwise_disjoint(self, branches: list, terms: list[Term], pointer: str) -> bool:
+    def _pairwise_disjoint(self, terms: list[Term], pointers: list[str], on_objects: bool) -> bool:
         try:
             masks = [first_bytes(t) for t in terms]
         except KeyError:  # a branch recurses into a node still being compiled
@@ -314,22 +349,71 @@ class SchemaCompiler:
         for i in range(len(terms)):
             for j in range(i):
                 if masks[i] & masks[j] and not self._discriminated(
-                    f"{pointer}/oneOf/{i}", f"{pointer}/oneOf/{j}"
+                    pointers[i], pointers[j], on_objects
                 ):
                     return False
         return True
 
-    def _discriminated(self, a: str, b: str) -> bool:
-        """Both branches are objects requiring one key whose allowed values differ."""
+    def _object_branches(self, pointers: list[str], closed: bool) -> list[Term] | None:
+        """The branches as objects only, when each only constrains objects (so every
+        non-object meets all of them, and fails ``oneOf``: there are two or more) and
+        no object meets two of them (``_discriminated``); None otherwise. Exact: the
+        ``oneOf`` is then the union of its branches' objects."""
+        found = [self._exact_target(at) for at in pointers]
+        nodes = [(node, at) for node, at in found if isinstance(node, dict)]
+        if len(nodes) < len(found) or any(not _OBJECT_ONLY.issuperset(n) for n, _ in nodes):
+            return None
+        for i in range(len(pointers)):
+            for j in range(i):
+                if not self._discriminated(pointers[i], pointers[j], on_objects=True):
+                    return None
+        return [self._node_term({**node, "type": "object"}, at, closed) for node, at in nodes]
+
+    def _exact_target(self, pointer: str) -> tuple[object, str]:
+        """The node at ``pointer`` after following references that say nothing else
+        (a ``$ref`` beside other assertions is returned as it is)."""
+        node = self.refs.node_at(pointer)
+        for _ in range(32):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                break
+            if self.draft > 7 and not _ANNOTATIONS.issuperset(set(node) - {"$ref"}):
+                break
+            pointer = self.refs.resolve(node["$ref"], pointer)
+            node = self.refs.node_at(pointer)
+        return node, pointer
+
+    def _discriminated(self, a: str, b: str, on_objects: bool) -> bool:
+        """Both branches require one key whose values cannot agree (listed values in
+        one that the other's listed values, or its schema for the key, refuse), so no
+        object meets both; they must also admit only objects unless ``on_objects``
+        (the instance is known to be one)."""
         (first, a), (second, b) = self._resolved(a), self._resolved(b)
         if not (isinstance(first, dict) and isinstance(second, dict)):
             return False
         for name in set(first.get("required") or ()) & set(second.get("required") or ()):
-            x = self._constants(first, a, name)
-            y = self._constants(second, b, name)
-            if x is not None and y is not None and not any(json_equal(u, v) for u in x for v in y):
-                return _only_objects(first) and _only_objects(second)
+            if self._values_differ(first, a, second, b, name):
+                return on_objects or (_only_objects(first) and _only_objects(second))
         return False
+
+    def _values_differ(self, first: dict, a: str, second: dict, b: str, name: str) -> bool:
+        """No value of key ``name`` is allowed by both nodes' ``properties``."""
+        x = self._constants(first, a, name)
+        y = self._constants(second, b, name)
+        if x is not None and y is not None:
+            return not any(json_equal(u, v) for u in x for v in y)
+        if x is None and y is None:
+            return False
+        listed, (node, at) = (x, (second, b)) if x is not None else (y, (first, a))
+        props = node.get("properties")
+        if not isinstance(props, dict) or name not in props:
+            return False
+        term = self.term_at(f"{at}/properties/{escape_token(name)}")
+        try:
+            return not any(
+                matches(term, json.dumps(v, ensure_ascii=False).encode()) for v in listed
+            )
+        except KeyError:  # the schema recurses into a node still being compiled
+            return False
 
     def _resolved(self, pointer: str) -> tuple[object, str]:
         """The node at ``pointer`` after following ``$ref`` chains, and its pointer."""
@@ -702,4 +786,4 @@ def _declares_keys(node: dict) -> bool:
 
 
 def _only_objects(node: dict) -> bool:
-    return node.get("type") == "object"
+    return node.get("type") in ("object", ["object"])

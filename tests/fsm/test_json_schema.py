@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.json_schema import matches, schema_term
+from fsm.terms import Not, Term
 
 
 def accepts(schema: object, instance: object, **options: object) -> bool:
@@ -357,6 +358,63 @@ def test_one_of_discriminated_objects() -> None:
     agrees_with_oracle(
         schema, [{"k": "a", "v": 1}, {"k": "b", "v": "s"}, {"k": "a", "v": "s"}, {"k": "c"}]
     )
+
+
+def test_one_of_discriminated_inside_an_object_node() -> None:
+    """Branches that admit any type but require a key with different values are
+    disjoint on objects, which the node holding them requires."""
+    branch_a = {"properties": {"k": {"enum": ["a"]}, "v": {"type": "integer"}}, "required": ["k"]}
+    branch_b = {"properties": {"k": {"const": "b"}, "v": {"type": "string"}}, "required": ["k"]}
+    schema = {"type": "object", "oneOf": [branch_a, branch_b]}
+    assert not _holds_complement(schema_term(schema))
+    agrees_with_oracle(
+        schema,
+        [{"k": "a", "v": 1}, {"k": "b", "v": "s"}, {"k": "a", "v": "s"}, {"k": "c"}, {}, "a", 1],
+    )
+    # without the object node, every non-object meets both branches and fails oneOf:
+    # the union of the branches' objects is still exact
+    open_schema = {"oneOf": [branch_a, branch_b]}
+    assert not _holds_complement(schema_term(open_schema))
+    agrees_with_oracle(open_schema, [{"k": "a", "v": 1}, {"k": "b"}, {"k": "b", "v": 1}, "a", 1])
+    # a branch that also constrains numbers: a number may meet one branch only
+    numeric = {"oneOf": [{**branch_a, "minimum": 5}, branch_b]}
+    assert _holds_complement(schema_term(numeric))
+    agrees_with_oracle(numeric, [{"k": "a", "v": 1}, {"k": "b"}, 7, 3, "a"])
+
+
+def test_one_of_discriminated_by_a_listed_value_the_other_schema_refuses() -> None:
+    listed = {"properties": {"changes": {"enum": [["deleted"]]}}, "required": ["changes"]}
+    typed = {
+        "properties": {
+            "changes": {"type": "array", "items": {"enum": ["size", "mode"]}, "minItems": 1}
+        },
+        "required": ["changes"],
+    }
+    schema = {"type": "object", "oneOf": [listed, typed]}
+    assert not _holds_complement(schema_term(schema))
+    agrees_with_oracle(
+        schema, [{"changes": ["deleted"]}, {"changes": ["size"]}, {"changes": []}, {}]
+    )
+    overlapping = {"properties": {"changes": {"type": "array"}}, "required": ["changes"]}
+    schema = {"type": "object", "oneOf": [listed, overlapping]}
+    assert _holds_complement(schema_term(schema))
+    agrees_with_oracle(schema, [{"changes": ["deleted"]}, {"changes": ["size"]}, {}])
+
+
+def _holds_complement(term: Term) -> bool:
+    """Whether a complement appears in ``term`` (thunks are not opened)."""
+    todo, seen = [term], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, Not):
+            return True
+        todo.extend(getattr(current, "items", ()))
+        if hasattr(current, "item"):
+            todo.append(current.item)
+    return False
 
 
 def test_all_of_any_of_not_if_then_else() -> None:
