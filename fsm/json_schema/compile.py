@@ -39,11 +39,23 @@ from fsm.json_schema.json_text import (
 )
 from fsm.json_schema.key_rules import KeyRule, fold_key_rules, rule_keys
 from fsm.json_schema.keywords import (
+    APPLICATORS,
     KEYWORDS_OF_TYPE,
-    OBJECT_KEYWORDS,
     REFUSED,
     TYPES,
     ignored_by_draft,
+)
+from fsm.json_schema.node_facts import (
+    FIRST_BYTES,
+    KINDS_OF_TYPE,
+    MAX_MERGED,
+    VALUE_KINDS,
+    asserting,
+    kinds_of,
+    only_constrains_objects,
+    only_objects,
+    plain_object,
+    within_first_bytes,
 )
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.objects import ObjectShape, member, object_term
@@ -73,30 +85,6 @@ def ordered_keys(key_order: str) -> bool:
     if key_order not in KEY_ORDERS:
         raise InvalidSpec(f"key_order must be one of {KEY_ORDERS}, got {key_order!r}")
     return key_order == "schema"
-
-
-_ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "$comment",
-        "default",
-        "examples",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$id",
-        "id",
-        "$schema",
-        "$anchor",
-        "definitions",
-        "$defs",
-    }
-)
-"""Keywords that assert nothing about an instance."""
-_OBJECT_ONLY = OBJECT_KEYWORDS | {"dependentSchemas"} | _ANNOTATIONS
-"""Keywords of a node that admits every non-object."""
-_APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
 
 
 def _number(value: object) -> Decimal | None:
@@ -206,12 +194,15 @@ class SchemaCompiler:
         closing = closed and _declares_keys(node)
         inner = closed and not closing  # in-place subschemas close only if this node doesn't
         names = self._closed_names(node, pointer) if closing else None
+        merged = None if inner or key_rules else self._merged_objects(node, pointer, names)
+        if merged is not None:
+            return merged
         if isinstance(node.get("$ref"), str):
             parts.append(self.term_at(self.refs.resolve(node["$ref"], pointer), inner))
         typed = self._types_term(node, pointer, names, key_rules)
-        if typed is not None:
-            parts.append(typed)
         parts.extend(self._applicator_parts(node, pointer, inner))
+        narrowed = None if names or key_rules else self._typed_by_parts(node, parts)
+        parts = narrowed if narrowed is not None else [*parts, *([typed] if typed else [])]
         if names is not None and not isinstance(node.get("properties"), dict):
             parts.append(self._keys_within(names, pointer))
         values = self._listed_values(node)
@@ -220,6 +211,32 @@ class SchemaCompiler:
         if not parts:
             return self.any
         return intersect(*parts)
+
+    def _typed_by_parts(self, node: dict, parts: list[Term]) -> list[Term] | None:
+        """``parts`` with one of them narrowed to the node's types, when its ``type``
+        names types only (none of their keywords) and that part's values, or the
+        branches of it kept, all start with a byte of those types (a JSON value's first
+        byte tells its type, integers apart from other numbers); None when no part
+        can be. The type then adds nothing, and intersecting with it would only cost
+        liveness searches: ``{"type": "object", "allOf": [{"$ref": ...}]}``."""
+        declared = node.get("type")
+        types = [declared] if isinstance(declared, str) else declared
+        if not isinstance(types, list) or not types or not set(types) <= set(TYPES):
+            return None
+        if any(KEYWORDS_OF_TYPE[t].intersection(node) for t in types):
+            return None
+        allowed = 0
+        for name in types:
+            allowed |= FIRST_BYTES.get(name, 0)
+        undecided = FIRST_BYTES["number"] & ~allowed if "integer" in types else 0
+        for position, part in enumerate(parts):
+            try:
+                kept = within_first_bytes(part, allowed, undecided)
+            except KeyError:  # the part recurses into a node still being compiled
+                continue
+            if kept is not None:
+                return [*parts[:position], kept, *parts[position + 1 :]]
+        return None
 
     def _values_term(self, values: list, parts: list[Term]) -> Term:
         """The listed values that meet ``parts``: a string, boolean or null value has
@@ -248,7 +265,7 @@ class SchemaCompiler:
             branches = range(len(node["anyOf"]))
             parts.append(alt(*(self.term_at(f"{pointer}/anyOf/{i}", closed) for i in branches)))
         if isinstance(node.get("oneOf"), list):
-            parts.append(self._one_of(node["oneOf"], pointer, closed, _only_objects(node)))
+            parts.append(self._one_of(node["oneOf"], pointer, closed, only_objects(node)))
         if "not" in node:
             parts.append(intersect(self.any, complement(self.term_at(f"{pointer}/not", False))))
         if "if" in node and ("then" in node or "else" in node):
@@ -361,7 +378,7 @@ class SchemaCompiler:
         ``oneOf`` is then the union of its branches' objects."""
         found = [self._exact_target(at) for at in pointers]
         nodes = [(node, at) for node, at in found if isinstance(node, dict)]
-        if len(nodes) < len(found) or any(not _OBJECT_ONLY.issuperset(n) for n, _ in nodes):
+        if len(nodes) < len(found) or not all(only_constrains_objects(n) for n, _ in nodes):
             return None
         for i in range(len(pointers)):
             for j in range(i):
@@ -376,7 +393,7 @@ class SchemaCompiler:
         for _ in range(32):
             if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
                 break
-            if self.draft > 7 and not _ANNOTATIONS.issuperset(set(node) - {"$ref"}):
+            if self.draft > 7 and asserting(node) - {"$ref"}:
                 break
             pointer = self.refs.resolve(node["$ref"], pointer)
             node = self.refs.node_at(pointer)
@@ -392,7 +409,7 @@ class SchemaCompiler:
             return False
         for name in set(first.get("required") or ()) & set(second.get("required") or ()):
             if self._values_differ(first, a, second, b, name):
-                return on_objects or (_only_objects(first) and _only_objects(second))
+                return on_objects or (only_objects(first) and only_objects(second))
         return False
 
     def _values_differ(self, first: dict, a: str, second: dict, b: str, name: str) -> bool:
@@ -654,11 +671,96 @@ class SchemaCompiler:
         )
         return object_term(shape)
 
+    def _merged_objects(
+        self, node: dict, pointer: str, closed_names: frozenset[str] | None
+    ) -> Term | None:
+        """``allOf`` of plain object schemas (``properties``, ``required``,
+        ``additionalProperties``, at most ``"type": "object"``) as one object, or None.
+
+        An object meets them all when it has every key any of them requires and each
+        value meets every schema that speaks of its key: the property's schema where
+        a node declares it, the node's ``additionalProperties`` where it does not. So
+        the merged object names every key any of them declares, with the intersection
+        of those schemas as the value (an intersection inside one value, where the
+        intersection of whole objects would need liveness searches at every key)."""
+        if not isinstance(node.get("allOf"), list) or self.ordered_keys:
+            return None
+        sources = self._plain_object_sources(node, pointer)
+        if sources is None:
+            return None
+        required = {r for source, _ in sources for r in source.get("required") or ()}
+        declared = [k for source, _ in sources for k in source.get("properties") or {}]
+        named_keys = list(
+            dict.fromkeys([*declared, *sorted(required), *sorted(closed_names or ())])
+        )
+        with self._guarded():
+            additional = [
+                self.term_at(f"{at}/additionalProperties")
+                for source, at in sources
+                if "additionalProperties" in source
+            ]
+            named = [(key, self._merged_value(key, sources)) for key in named_keys]
+        other = intersect(*additional) if additional else self.any
+        shape = ObjectShape(
+            key=(self.uid, f"{pointer}/allOf"),
+            named=tuple(named),
+            required=frozenset(required),
+            other_member=(
+                EMPTY
+                if closed_names is not None
+                else self._other_member(named_keys, [], other, None)
+            ),
+            ws_max=self.ws_max,
+        )
+        forbidden = any(value is EMPTY and key in required for key, value in named)
+        objects = EMPTY if forbidden else object_term(shape)
+        kinds = set(VALUE_KINDS)
+        for source, _ in sources:
+            kinds &= kinds_of(source.get("type"))
+        others = [
+            self._type_term(name, {}, pointer, None, ())
+            for name in ("null", "boolean", "integer", "number", "string", "array")
+            if KINDS_OF_TYPE[name] <= kinds and not (name == "integer" and "fraction" in kinds)
+        ]
+        return alt(*others, *([objects] if "object" in kinds else []))
+
+    def _merged_value(self, key: str, sources: list[tuple[dict, str]]) -> Term:
+        """What every plain object schema of ``sources`` allows as the value of ``key``:
+        its property's schema, else its ``additionalProperties``, else anything."""
+        values = []
+        for source, at in sources:
+            if key in (source.get("properties") or {}):
+                values.append(self.term_at(f"{at}/properties/{escape_token(key)}"))
+            elif "additionalProperties" in source:
+                values.append(self.term_at(f"{at}/additionalProperties"))
+        values = [value for value in values if value is not self.any]
+        return intersect(*values) if values else self.any
+
+    def _plain_object_sources(self, node: dict, pointer: str) -> list[tuple[dict, str]] | None:
+        """``node`` and the schemas its ``allOf`` composes (through plain references
+        and nested ``allOf``), when all are plain object schemas; None otherwise."""
+        sources: list[tuple[dict, str]] = []
+        todo = [(node, pointer)]
+        while todo:
+            current, at = todo.pop()
+            if not isinstance(current, dict) or len(sources) > MAX_MERGED:
+                return None
+            composed = current.get("allOf")
+            if composed is not None:
+                if not isinstance(composed, list):
+                    return None
+                for i in range(len(composed)):
+                    todo.append(self._exact_target(f"{at}/allOf/{i}"))
+            if not plain_object(current):
+                return None
+            sources.append((current, at))
+        return sources
+
     def _additional_pointer(self, node: dict, pointer: str) -> str | None:
         if "additionalProperties" in node:
             return f"{pointer}/additionalProperties"
         if "unevaluatedProperties" in node and node["unevaluatedProperties"] is not True:
-            if any(k in node for k in _APPLICATORS):
+            if any(k in node for k in APPLICATORS):
                 self._refuse("unevaluatedProperties", "together with applicators", pointer)
                 return None
             return f"{pointer}/unevaluatedProperties"
@@ -783,7 +885,3 @@ def _declares_keys(node: dict) -> bool:
     properties (or composes them with ``allOf``) and says nothing of other keys."""
     declares = isinstance(node.get("properties"), dict) or isinstance(node.get("allOf"), list)
     return declares and not any(k in node for k in _EXTRA_KEY_KEYWORDS)
-
-
-def _only_objects(node: dict) -> bool:
-    return node.get("type") in ("object", ["object"])

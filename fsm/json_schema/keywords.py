@@ -45,6 +45,9 @@ KEYWORDS_OF_TYPE = {
     "boolean": frozenset(),
 }
 
+APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies")
+"""Keywords that apply subschemas to the instance itself."""
+
 REFUSED = frozenset(
     {
         "$dynamicRef",

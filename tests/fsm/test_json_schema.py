@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.json_schema import matches, schema_term
-from fsm.terms import Not, Term
+from fsm.terms import And, Not, Term
 
 
 def accepts(schema: object, instance: object, **options: object) -> bool:
@@ -401,15 +401,112 @@ def test_one_of_discriminated_by_a_listed_value_the_other_schema_refuses() -> No
     agrees_with_oracle(schema, [{"changes": ["deleted"]}, {"changes": ["size"]}, {}])
 
 
+def test_a_type_the_applicators_imply_is_not_intersected() -> None:
+    """``type`` adds nothing when an applicator's values, or the branches of it kept,
+    all have those types; a type that may still refuse some values is kept."""
+    defs = {"$defs": {"a": {"type": "object", "properties": {"n": {"type": "integer"}}}}}
+    untyped = {"$defs": {"a": {"properties": {"n": {"type": "integer"}}, "required": ["n"]}}}
+    values = [{"n": 1}, {"n": "x"}, {}, [], "s", "abc", None, 2, 2.5, -4]
+    for implied in (
+        {"type": "object", "allOf": [{"$ref": "#/$defs/a"}], **defs},
+        {"type": "object", "anyOf": [{"$ref": "#/$defs/a"}], **untyped},  # other types dropped
+        {
+            "type": ["string", "null"],
+            "anyOf": [{"type": "string", "maxLength": 2}, {"const": None}],
+        },
+        {"type": "string", "anyOf": [{"type": "object"}, {"maxLength": 2}]},
+    ):
+        assert not _holds_intersection(schema_term(implied)), implied
+        agrees_with_oracle(implied, values)
+    for kept in (
+        {"type": "integer", "anyOf": [{"minimum": 3}, {"maximum": -3}]},  # 3.5 is no integer
+        {"type": "object", "minProperties": 1, "allOf": [{"$ref": "#/$defs/a"}], **defs},
+        {"type": "string", "not": {"maxLength": 2}},
+    ):
+        assert _holds_intersection(schema_term(kept)), kept
+        agrees_with_oracle(kept, [3, 3.5, -4, 0, *values, {"n": 1.5}])
+
+
+def test_all_of_plain_objects_is_one_object() -> None:
+    """``allOf`` of plain object schemas compiles to one object whose values are
+    intersected, with the same instances as the intersection of the objects."""
+    base = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    objects = [{"a": 1, "b": 2}, {"a": 1}, {"b": 2}, {"a": "x", "b": 1}, {"a": 1, "c": 3}, {}]
+    others = ["s", 1, None, []]
+    cases = [
+        {"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"b": {}}, "required": ["b"]}]},
+        {"allOf": [{"properties": {"a": {}}, "additionalProperties": False}, {"required": ["b"]}]},
+        {"allOf": [{"properties": {"a": {}}, "additionalProperties": False}, {"required": ["a"]}]},
+        {
+            "allOf": [
+                {"properties": {"a": {"type": "integer"}}},
+                {"properties": {"a": {"minimum": 3}}},
+            ]
+        },
+        {"allOf": [{"additionalProperties": {"type": "integer"}}, {"properties": {"a": {}}}]},
+        {"type": "object", "allOf": [{"allOf": [{"$ref": "#/$defs/base"}]}, {"required": ["c"]}]},
+        {"properties": {"b": {"type": "string"}}, "allOf": [{"$ref": "#/$defs/base"}]},
+        {"allOf": [{"type": ["object", "null"], "required": ["a"]}, {"type": ["null", "object"]}]},
+        {"allOf": [{"type": ["object", "null"], "required": ["a"]}, {"$ref": "#/$defs/base"}]},
+        {"allOf": [{"type": ["object", "integer"]}, {"type": "number", "properties": {}}]},
+    ]
+    for schema in cases:
+        schema = {**schema, "$defs": {"base": base}}
+        assert not _holds_intersection(schema_term(schema)), schema
+        agrees_with_oracle(schema, [*objects, {"a": 5}, {"a": 2}, {"a": 5.5}, 2.5, *others])
+    recursive = {
+        "allOf": [
+            {"properties": {"child": {"$ref": "#"}}},
+            {"properties": {"name": {"type": "string"}}, "required": ["name"]},
+        ]
+    }
+    assert not _holds_intersection(schema_term(recursive))
+    agrees_with_oracle(
+        recursive,
+        [{"name": "a"}, {"name": "a", "child": {"name": "b"}}, {"name": "a", "child": {}}],
+    )
+
+
+def test_all_of_plain_objects_closed_for_generation() -> None:
+    """With ``extra_keys=False`` the merged object takes the keys every part declares,
+    and no other (as the node closing over its parts' names did)."""
+    schema = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}},
+        ]
+    }
+    term = schema_term(schema, extra_keys=False)
+    assert not _holds_intersection(term)
+    for text, expected in [
+        (b'{"a": 1}', True),
+        (b'{"a": 1, "b": "x"}', True),
+        (b'{"b": "x", "a": 1}', True),
+        (b'{"a": 1, "c": 2}', False),
+        (b'{"b": "x"}', False),
+        (b'{"a": 1, "b": 2}', False),
+    ]:
+        assert matches(term, text) == expected, text
+
+
+def _holds_intersection(term: Term) -> bool:
+    """Whether an intersection appears in ``term`` (thunks are not opened)."""
+    return _holds(term, And)
+
+
 def _holds_complement(term: Term) -> bool:
     """Whether a complement appears in ``term`` (thunks are not opened)."""
+    return _holds(term, Not)
+
+
+def _holds(term: Term, kind: type) -> bool:
     todo, seen = [term], set()
     while todo:
         current = todo.pop()
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, Not):
+        if isinstance(current, kind):
             return True
         todo.extend(getattr(current, "items", ()))
         if hasattr(current, "item"):
