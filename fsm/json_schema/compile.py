@@ -675,7 +675,9 @@ class SchemaCompiler:
         self, node: dict, pointer: str, closed_names: frozenset[str] | None
     ) -> Term | None:
         """``allOf`` of plain object schemas (``properties``, ``required``,
-        ``additionalProperties``, at most ``"type": "object"``) as one object, or None.
+        ``additionalProperties``, ``type``) as one object, or None; ``anyOf`` and
+        disjoint ``oneOf`` among them as a union of such objects (the node distributed
+        over them).
 
         An object meets them all when it has every key any of them requires and each
         value meets every schema that speaks of its key: the property's schema where
@@ -683,11 +685,26 @@ class SchemaCompiler:
         the merged object names every key any of them declares, with the intersection
         of those schemas as the value (an intersection inside one value, where the
         intersection of whole objects would need liveness searches at every key)."""
-        if not isinstance(node.get("allOf"), list) or self.ordered_keys:
+        composes = isinstance(node.get("allOf"), list) or (
+            any(isinstance(node.get(k), list) for k in ("anyOf", "oneOf"))
+            and bool(asserting(node) - {"anyOf", "oneOf"})
+        )
+        if not composes or self.ordered_keys:
             return None
-        sources = self._plain_object_sources(node, pointer)
-        if sources is None:
+        alternatives = self._object_alternatives(node, pointer, only_objects(node), frozenset())
+        if alternatives is None:
             return None
+        return alt(
+            *(
+                self._merged_object(sources, f"{pointer}/allOf#{i}", closed_names)
+                for i, sources in enumerate(alternatives)
+            )
+        )
+
+    def _merged_object(
+        self, sources: list[tuple[dict, str]], key: str, closed_names: frozenset[str] | None
+    ) -> Term:
+        """The values that meet every plain object schema of ``sources``."""
         required = {r for source, _ in sources for r in source.get("required") or ()}
         declared = [k for source, _ in sources for k in source.get("properties") or {}]
         named_keys = list(
@@ -699,10 +716,10 @@ class SchemaCompiler:
                 for source, at in sources
                 if "additionalProperties" in source
             ]
-            named = [(key, self._merged_value(key, sources)) for key in named_keys]
+            named = [(name, self._merged_value(name, sources)) for name in named_keys]
         other = intersect(*additional) if additional else self.any
         shape = ObjectShape(
-            key=(self.uid, f"{pointer}/allOf"),
+            key=(self.uid, key),
             named=tuple(named),
             required=frozenset(required),
             other_member=(
@@ -712,17 +729,53 @@ class SchemaCompiler:
             ),
             ws_max=self.ws_max,
         )
-        forbidden = any(value is EMPTY and key in required for key, value in named)
+        forbidden = any(value is EMPTY and name in required for name, value in named)
         objects = EMPTY if forbidden else object_term(shape)
         kinds = set(VALUE_KINDS)
         for source, _ in sources:
             kinds &= kinds_of(source.get("type"))
         others = [
-            self._type_term(name, {}, pointer, None, ())
+            self._type_term(name, {}, key, None, ())
             for name in ("null", "boolean", "integer", "number", "string", "array")
             if KINDS_OF_TYPE[name] <= kinds and not (name == "integer" and "fraction" in kinds)
         ]
         return alt(*others, *([objects] if "object" in kinds else []))
+
+    def _object_alternatives(
+        self, node: object, pointer: str, on_objects: bool, within: frozenset[str]
+    ) -> list[list[tuple[dict, str]]] | None:
+        """The lists of plain object schemas whose intersections, united, are ``node``:
+        itself with what its ``allOf`` composes, one branch of each ``anyOf`` and (when
+        the instance is known to be an object and no object meets two branches)
+        ``oneOf``, through plain references; None when a schema is not plain or the
+        alternatives grow past ``MAX_MERGED``, or a schema composes itself (``within``:
+        the schemas being taken apart around this one)."""
+        if not isinstance(node, dict) or not plain_object(node) or pointer in within:
+            return None
+        alternatives: list[list[tuple[dict, str]]] = [[(node, pointer)]]
+        parts = [("allOf", [f"{pointer}/allOf/{i}"]) for i in range(len(node.get("allOf") or ()))]
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in node:
+                parts.append(
+                    (keyword, [f"{pointer}/{keyword}/{i}" for i in range(len(node[keyword]))])
+                )
+        for keyword, part in parts:
+            if keyword == "oneOf":
+                terms = [self.term_at(at) for at in part]
+                if not on_objects or not self._pairwise_disjoint(terms, part, True):
+                    return None
+            union = []
+            for at in part:
+                found = self._object_alternatives(
+                    *self._exact_target(at), on_objects, within | {pointer}
+                )
+                if found is None:
+                    return None
+                union.extend(found)
+            alternatives = [[*mine, *theirs] for mine in alternatives for theirs in union]
+            if sum(len(sources) for sources in alternatives) > MAX_MERGED:
+                return None
+        return alternatives
 
     def _merged_value(self, key: str, sources: list[tuple[dict, str]]) -> Term:
         """What every plain object schema of ``sources`` allows as the value of ``key``:
@@ -735,26 +788,6 @@ class SchemaCompiler:
                 values.append(self.term_at(f"{at}/additionalProperties"))
         values = [value for value in values if value is not self.any]
         return intersect(*values) if values else self.any
-
-    def _plain_object_sources(self, node: dict, pointer: str) -> list[tuple[dict, str]] | None:
-        """``node`` and the schemas its ``allOf`` composes (through plain references
-        and nested ``allOf``), when all are plain object schemas; None otherwise."""
-        sources: list[tuple[dict, str]] = []
-        todo = [(node, pointer)]
-        while todo:
-            current, at = todo.pop()
-            if not isinstance(current, dict) or len(sources) > MAX_MERGED:
-                return None
-            composed = current.get("allOf")
-            if composed is not None:
-                if not isinstance(composed, list):
-                    return None
-                for i in range(len(composed)):
-                    todo.append(self._exact_target(f"{at}/allOf/{i}"))
-            if not plain_object(current):
-                return None
-            sources.append((current, at))
-        return sources
 
     def _additional_pointer(self, node: dict, pointer: str) -> str | None:
         if "additionalProperties" in node:

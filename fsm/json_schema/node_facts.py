@@ -19,8 +19,10 @@ ASSERTING = (
 )
 """Keywords the compiler acts on (any other is an annotation to it)."""
 
-PLAIN_OBJECT = frozenset({"type", "properties", "required", "additionalProperties", "allOf"})
-"""Keywords of a plain object schema (``allOf`` of plain ones)."""
+PLAIN_OBJECT = frozenset(
+    {"type", "properties", "required", "additionalProperties", "allOf", "anyOf", "oneOf"}
+)
+"""Keywords of a plain object schema (applicators of plain ones)."""
 
 MAX_MERGED = 32
 """Schemas an ``allOf`` merge may take in (nested ``allOf`` and references included)."""
@@ -78,8 +80,10 @@ def only_constrains_objects(node: dict) -> bool:
 
 def plain_object(node: dict) -> bool:
     """Whether ``node`` only says which keys an object has and what their values
-    are, and which types it admits (``allOf`` of such nodes included)."""
+    are, and which types it admits (applicators over such nodes included)."""
     if asserting(node) - PLAIN_OBJECT:
+        return False
+    if not all(isinstance(node.get(k, []), list) for k in ("allOf", "anyOf", "oneOf")):
         return False
     if "type" in node and not kinds_of(node["type"]):
         return False

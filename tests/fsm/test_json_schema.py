@@ -467,6 +467,56 @@ def test_all_of_plain_objects_is_one_object() -> None:
     )
 
 
+def test_an_object_node_is_distributed_over_its_union_of_objects() -> None:
+    """A node's own object constraints beside ``anyOf``, or a ``oneOf`` whose branches
+    no object meets twice, become one merged object per branch."""
+    tagged = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+        "oneOf": [
+            {"properties": {"k": {"const": "a"}, "v": {"type": "integer"}}, "required": ["k"]},
+            {"$ref": "#/$defs/b"},
+        ],
+        "$defs": {"b": {"properties": {"k": {"enum": ["b"]}}, "required": ["k", "w"]}},
+    }
+    either = {
+        "properties": {"a": {"type": "integer"}},
+        "anyOf": [
+            {"required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+        ],
+    }
+    instances = [
+        {"name": "x", "k": "a", "v": 1},
+        {"name": "x", "k": "a", "v": "s"},
+        {"name": "x", "k": "b", "w": 0},
+        {"name": "x", "k": "b"},
+        {"k": "a"},
+        {"a": 1},
+        {"a": "s"},
+        {"b": "s"},
+        {"a": 1.5, "b": "s"},
+        {},
+        "s",
+        None,
+    ]
+    for schema in (tagged, either):
+        term = schema_term(schema)
+        assert not _holds_intersection(term) and not _holds_complement(term), schema
+        agrees_with_oracle(schema, instances)
+    overlapping = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "oneOf": [
+            {"properties": {"a": {"type": "integer"}}},
+            {"properties": {"a": {"minimum": 3}}},
+        ],
+    }
+    assert _holds_complement(schema_term(overlapping))
+    agrees_with_oracle(overlapping, [{"a": 1}, {"a": 4}, {"a": 4.5}, {}, {"name": 1}])
+
+
 def test_all_of_plain_objects_closed_for_generation() -> None:
     """With ``extra_keys=False`` the merged object takes the keys every part declares,
     and no other (as the node closing over its parts' names did)."""
