@@ -657,11 +657,7 @@ class SchemaCompiler:
             key=(self.uid, pointer),
             named=tuple(named),
             required=frozenset(required),
-            other_member=(
-                EMPTY
-                if closed_names is not None
-                else self._other_member(named_keys, patterns, additional, names)
-            ),
+            other_member=self._other_keys(closed_names, named_keys, patterns, additional, names),
             min_properties=count(node.get("minProperties"), 0),
             max_properties=count(node.get("maxProperties"), None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
@@ -722,11 +718,7 @@ class SchemaCompiler:
             key=(self.uid, key),
             named=tuple(named),
             required=frozenset(required),
-            other_member=(
-                EMPTY
-                if closed_names is not None
-                else self._other_member(named_keys, [], other, None)
-            ),
+            other_member=self._other_keys(closed_names, named_keys, [], other, None),
             ws_max=self.ws_max,
         )
         forbidden = any(value is EMPTY and name in required for name, value in named)
@@ -828,6 +820,20 @@ class SchemaCompiler:
         if declared is None and not matching:
             declared = additional
         return intersect(*([declared] if declared is not None else []), *matching)
+
+    def _other_keys(
+        self,
+        closed_names: frozenset[str] | None,
+        named: list[str],
+        patterns: list[tuple[Term, Term]],
+        additional: Term,
+        names: Term | None,
+    ) -> Term:
+        """The member term of keys not in ``named``: none when the object is closed
+        (``closed_names``), else ``_other_member``."""
+        if closed_names is not None:
+            return EMPTY
+        return self._other_member(named, patterns, additional, names)
 
     def _other_member(
         self,
