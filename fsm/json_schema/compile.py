@@ -376,7 +376,7 @@ class SchemaCompiler:
         non-object meets all of them, and fails ``oneOf``: there are two or more) and
         no object meets two of them (``_discriminated``); None otherwise. Exact: the
         ``oneOf`` is then the union of its branches' objects."""
-        found = [self._exact_target(at) for at in pointers]
+        found = [self._resolved(at, exact=True) for at in pointers]
         nodes = [(node, at) for node, at in found if isinstance(node, dict)]
         if len(nodes) < len(found) or not all(only_constrains_objects(n) for n, _ in nodes):
             return None
@@ -385,19 +385,6 @@ class SchemaCompiler:
                 if not self._discriminated(pointers[i], pointers[j], on_objects=True):
                     return None
         return [self._node_term({**node, "type": "object"}, at, closed) for node, at in nodes]
-
-    def _exact_target(self, pointer: str) -> tuple[object, str]:
-        """The node at ``pointer`` after following references that say nothing else
-        (a ``$ref`` beside other assertions is returned as it is)."""
-        node = self.refs.node_at(pointer)
-        for _ in range(32):
-            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
-                break
-            if self.draft > 7 and asserting(node) - {"$ref"}:
-                break
-            pointer = self.refs.resolve(node["$ref"], pointer)
-            node = self.refs.node_at(pointer)
-        return node, pointer
 
     def _discriminated(self, a: str, b: str, on_objects: bool) -> bool:
         """Both branches require one key whose values cannot agree (listed values in
@@ -432,11 +419,15 @@ class SchemaCompiler:
         except KeyError:  # the schema recurses into a node still being compiled
             return False
 
-    def _resolved(self, pointer: str) -> tuple[object, str]:
-        """The node at ``pointer`` after following ``$ref`` chains, and its pointer."""
+    def _resolved(self, pointer: str, exact: bool = False) -> tuple[object, str]:
+        """The node at ``pointer`` after following ``$ref`` chains, and its pointer;
+        ``exact``: only through references that say nothing else (a ``$ref`` beside
+        other assertions, from draft 2019-09 on, is returned as it is)."""
         node = self.refs.node_at(pointer)
         for _ in range(32):
             if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                break
+            if exact and self.draft > 7 and asserting(node) - {"$ref"}:
                 break
             pointer = self.refs.resolve(node["$ref"], pointer)
             node = self.refs.node_at(pointer)
@@ -752,14 +743,14 @@ class SchemaCompiler:
                     (keyword, [f"{pointer}/{keyword}/{i}" for i in range(len(node[keyword]))])
                 )
         for keyword, part in parts:
-            if keyword == "oneOf":
-                terms = [self.term_at(at) for at in part]
+            if keyword == "oneOf":  # compiled as _one_of would (merging needs inner open)
+                terms = [self.term_at(at, False) for at in part]
                 if not on_objects or not self._pairwise_disjoint(terms, part, True):
                     return None
             union = []
             for at in part:
                 found = self._object_alternatives(
-                    *self._exact_target(at), on_objects, within | {pointer}
+                    *self._resolved(at, exact=True), on_objects, within | {pointer}
                 )
                 if found is None:
                     return None
