@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -123,8 +124,7 @@ class RowWalker:
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
         self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
-        self._deferred: dict[tuple[int, int], int] = {}  # of the walk under way
-        self._pairs: list[tuple[int, int]] = []  # the same, by code
+        self._pairs: list[tuple[int, int]] = []  # the deferred joins of the walk under way
 
     def walk(
         self, state: int, final_tokens: np.ndarray = _NONE
@@ -135,7 +135,7 @@ class RowWalker:
         continuation", numbered by ``joined``; the other targets are states,
         discovered in ``table``. ``final_tokens`` (the end-of-sequence ids, when
         ``state`` is final) lead to ``state`` itself."""
-        self._deferred, self._pairs = {}, []
+        self._pairs = []
         found = self._below(ROOT, state)
         if self.parts is not None:
             # plain blocks lead to successors of expanded states, discovered already
@@ -229,11 +229,7 @@ class RowWalker:
         if walked is None:
             walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
             self._lexeme_walks[lexeme, below] = walked
-        exit_state = self.parts.exit_state
-        targets = np.asarray(
-            [rest if end == exit_state else self._defer(end, rest) for end in walked.ends.tolist()],
-            np.int32,
-        )
+        targets = np.asarray(self._deferred_ends(walked.ends.tolist(), rest), np.int32)
         found = [_Block(walked.tokens, walked.inverse, targets)] if len(walked.tokens) else []
         if len(walked.exits):
             found.extend(self._below(walked.exits, rest))
@@ -414,14 +410,22 @@ class RowWalker:
         kept.append(_Block(tokens, inverse, targets))
         return kept
 
-    def _defer(self, lexeme_end: int, rest: int) -> int:
-        """The code of "``lexeme_end``, then ``rest``" for this walk (-2, -3, ...)."""
-        key = lexeme_end, rest
-        code = self._deferred.get(key)
-        if code is None:
-            code = self._deferred[key] = -2 - len(self._pairs)
-            self._pairs.append(key)
-        return code
+    def _deferred_ends(self, lexeme_ends: list[int], rest: int) -> list[int]:
+        """Per lexeme end state, where a token ending there leads: ``rest`` when the
+        lexeme is over, else the code of "that state, then ``rest``" for this walk
+        (-2, -3, ...). Codes are handed out a range per call, in C loops: an object's
+        keys hand out one per key prefix, and a pair met twice in a walk (two codes)
+        numbers the same state (``DecomposableAutomaton.join`` is memoised)."""
+        assert self.parts is not None
+        exit_state, pairs = self.parts.exit_state, self._pairs
+        first = -2 - len(pairs)
+        pairs.extend(zip(lexeme_ends, repeat(rest)))
+        codes = list(range(first, first - len(lexeme_ends), -1))
+        if exit_state in lexeme_ends:
+            for position, end in enumerate(lexeme_ends):
+                if end == exit_state:
+                    codes[position] = rest
+        return codes
 
     def _union_of(self, targets: tuple[int, ...]) -> int:
         """One target for a token several branches read (itself when they agree)."""
@@ -429,7 +433,9 @@ class RowWalker:
             return targets[0]
         assert self.parts is not None
         pairs = self._pairs
-        items = tuple(t if t >= 0 else pairs[-2 - t] for t in targets)
+        items = tuple(dict.fromkeys(t if t >= 0 else pairs[-2 - t] for t in targets))
+        if len(items) == 1:  # one pair under two codes
+            return targets[0]
         return self.parts.union(items)
 
 

@@ -45,6 +45,8 @@ from fsm.errors import InvalidSpec
 from fsm.partition import first_members, refine
 
 ALL_BYTES = (1 << 256) - 1
+_GUARD_LOCK = threading.Lock()
+"""Serialises the creation of a thunk's recursion-guard sets (``Thunk._guard_set``)."""
 
 
 class Term:
@@ -259,21 +261,37 @@ class Thunk(Term):
         self.shortest = shortest
         self._make: Callable[[], Term] | None = make
         self._body: Term | None = None
-        self._expanding: set[int] = set()  # threads building the body
-        self._visiting: set[int] = set()  # threads inside ``through_body``
+        # Threads building the body / inside ``through_body``, allocated on first use:
+        # most thunks (an object body per set of keys used) are never built, and every
+        # set is one more object for the cyclic collector to scan.
+        self._expanding: set[int] | None = None
+        self._visiting: set[int] | None = None
 
     def through_body(self, compute: Callable[[Term], object]) -> object:
         """``compute(body)``, refusing to re-enter: reaching this thunk again (in the same
         thread) before a byte is consumed means the recursion is unguarded and would
         never end."""
         me = threading.get_ident()
-        if me in self._visiting:
+        visiting = self._visiting
+        if visiting is None:
+            visiting = self._guard_set("_visiting")
+        if me in visiting:
             raise InvalidSpec(f"unguarded recursion through {self.key!r}")
-        self._visiting.add(me)
+        visiting.add(me)
         try:
             return compute(self.body())
         finally:
-            self._visiting.discard(me)
+            visiting.discard(me)
+
+    def _guard_set(self, name: str) -> set[int]:
+        """The set of threads in field ``name``, created once under a lock, so two
+        threads arriving together register in the same set."""
+        with _GUARD_LOCK:
+            threads = getattr(self, name)
+            if threads is None:
+                threads = set()
+                setattr(self, name, threads)
+            return threads  # type: ignore[no-any-return]
 
     def _key(self) -> tuple:
         return (self.key,)
@@ -288,13 +306,16 @@ class Thunk(Term):
             assert self._body is not None
             return self._body
         me = threading.get_ident()
-        if me in self._expanding:
+        expanding = self._expanding
+        if expanding is None:
+            expanding = self._guard_set("_expanding")
+        if me in expanding:
             raise InvalidSpec(f"unguarded recursion through {self.key!r}")
-        self._expanding.add(me)
+        expanding.add(me)
         try:
             body = make()
         finally:
-            self._expanding.discard(me)
+            expanding.discard(me)
         if self._body is None:
             self._body = body
         self._make = None  # after the body is published: see the check above

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from functools import partial
 
 from fsm.json_schema.json_text import colon, encode_string, whitespace
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
@@ -89,7 +90,7 @@ def _body(shape: ObjectShape, used: frozenset[str], after: int, extra: int, firs
     0 for unordered shapes)."""
     return thunk(
         ("object-body", shape.key, used, after, extra, first),
-        lambda: _expand(shape, used, after, extra, first),
+        partial(_expand, shape, used, after, extra, first),  # fewer objects than a closure
     )
 
 
