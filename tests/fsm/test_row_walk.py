@@ -161,6 +161,24 @@ def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab)
     assert index.next_state(state, token) == taken
 
 
+def test_branches_meeting_in_one_lexeme_state_lead_to_its_join():
+    """Two union branches whose lexemes reach the same state on a token, with the same
+    continuation, hand out that pair twice (a code per lexeme walk): the token leads to
+    the pair's join, not to a second state for a union of two equal items."""
+    continuation = literal(b"!")
+    first = lexeme(alt(literal(b"xa"), literal(b"ya")))
+    second = lexeme(alt(literal(b"xa"), literal(b"za")))
+    union = alt(cat(first, continuation), cat(second, continuation))
+    vocabulary = Vocabulary.from_raw([b"x", b"y", b"z", b"a", b"!", b"a!", None], eos_ids=6)
+    automaton = DerivativeAutomaton(union)
+    index = TokenIndex(automaton, vocabulary)
+    assert automaton.branches(index.initial_state) is not None, "walked branch by branch"
+    target = index.next_state(index.initial_state, 0)  # "x": both branches read it
+    inside = automaton.lexeme_state(derivative(first, ord("x")))
+    assert target == automaton.join(inside, automaton.lexeme_state(continuation))
+    assert index.allowed_tokens(target).tolist() == [3, 5]  # "a", "a!"
+
+
 def test_automata_without_parts_walk_as_before(smol_vocab):
     """A regex has no lexemes: both settings give one and the same walk."""
     fast, plain = pair(Regex(r"[a-z]+@[a-z]+\.(com|org)"), smol_vocab)
