@@ -415,7 +415,8 @@ class RowWalker:
         lexeme is over, else the code of "that state, then ``rest``" for this walk
         (-2, -3, ...). Codes are handed out a range per call, in C loops: an object's
         keys hand out one per key prefix, and a pair met twice in a walk (two codes)
-        numbers the same state (``DecomposableAutomaton.join`` is memoised)."""
+        numbers the same state (``DecomposableAutomaton.join`` is memoised). The code
+        of an end where the lexeme is over stays unused, so the codes stay a range."""
         assert self.parts is not None
         exit_state, pairs = self.parts.exit_state, self._pairs
         first = -2 - len(pairs)

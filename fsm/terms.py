@@ -272,9 +272,7 @@ class Thunk(Term):
         thread) before a byte is consumed means the recursion is unguarded and would
         never end."""
         me = threading.get_ident()
-        visiting = self._visiting
-        if visiting is None:
-            visiting = self._guard_set("_visiting")
+        visiting = self._guard_set("_visiting")
         if me in visiting:
             raise InvalidSpec(f"unguarded recursion through {self.key!r}")
         visiting.add(me)
@@ -284,8 +282,11 @@ class Thunk(Term):
             visiting.discard(me)
 
     def _guard_set(self, name: str) -> set[int]:
-        """The set of threads in field ``name``, created once under a lock, so two
-        threads arriving together register in the same set."""
+        """The set of threads in field ``name``, created on first use under a lock, so
+        two threads arriving together register in the same set."""
+        threads = getattr(self, name)
+        if threads is not None:
+            return threads  # type: ignore[no-any-return]
         with _GUARD_LOCK:
             threads = getattr(self, name)
             if threads is None:
@@ -306,9 +307,7 @@ class Thunk(Term):
             assert self._body is not None
             return self._body
         me = threading.get_ident()
-        expanding = self._expanding
-        if expanding is None:
-            expanding = self._guard_set("_expanding")
+        expanding = self._guard_set("_expanding")
         if me in expanding:
             raise InvalidSpec(f"unguarded recursion through {self.key!r}")
         expanding.add(me)
