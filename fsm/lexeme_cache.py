@@ -26,17 +26,20 @@ DEFAULT_MAX_BYTES = 64 << 20
 
 @dataclass(frozen=True)
 class SharedLexemeWalk:
-    """A root walk: ``tokens``, their end states ``end_keys[inverse]`` (as keys), and
-    the trie nodes with children where the lexeme ends."""
+    """A root walk: ``tokens``, their end states ``end_keys[inverse]`` (as keys), the
+    trie nodes with children where the lexeme ends, and the tokens' packed mask when
+    they are many (``fsm.token_row.BIG_BLOCK``)."""
 
     tokens: np.ndarray
     inverse: np.ndarray
     end_keys: tuple[Hashable, ...]
     exits: np.ndarray
+    mask: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
-        return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes)
+        masked = 0 if self.mask is None else self.mask.nbytes
+        return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes + masked)
 
 
 class LexemeWalkCache:

@@ -39,28 +39,20 @@ numbered, which keeps the automaton from filling with states no row hands out.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from itertools import repeat
-from typing import NamedTuple
 
 import numpy as np
 
 from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
+from fsm.token_row import BIG_BLOCK, Block, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
-    ABSENT,
     children,
     follow_path,
-    group_by_token,
     in_subtrees,
-    is_sparse,
     pack_bitmask,
-    read_by_several,
-    read_row,
-    scatter_plain,
-    scatter_targets,
     tokens_at,
     walk_trie,
 )
@@ -72,37 +64,36 @@ ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
 
-
-class _Block(NamedTuple):
-    """Tokens and where each leads: ``targets`` aligned with ``tokens`` when
-    ``inverse`` is None (a plain walk: states), else ``targets[inverse]`` (a lexeme
-    walk or a union: a few distinct targets, states or deferred joins' codes).
-
-    A row is a list of blocks with disjoint tokens, joined only at its end, so the
-    tens of thousands of tokens a JSON string reads are not copied or scanned per
-    row: numbering and discovering touch only the small ``targets``."""
-
-    tokens: np.ndarray
-    inverse: np.ndarray | None
-    targets: np.ndarray
-
-    def ends(self) -> np.ndarray:
-        return self.targets if self.inverse is None else self.targets[self.inverse]
+Found = list[Block]
 
 
-Found = list[_Block]
-
-
-@dataclass(frozen=True)
 class _LexemeWalk:
     """Tokens read inside a lexeme: their lexeme end states are ``ends[inverse]``
     (``exit_state`` where the token ends with the lexeme); ``exits``: trie nodes with
     children where the lexeme ends (the continuation walks below them)."""
 
-    tokens: np.ndarray
-    inverse: np.ndarray
-    ends: np.ndarray
-    exits: np.ndarray
+    __slots__ = ("_mask", "ends", "exits", "inverse", "tokens")
+
+    def __init__(
+        self,
+        tokens: np.ndarray,
+        inverse: np.ndarray,
+        ends: np.ndarray,
+        exits: np.ndarray,
+        mask: np.ndarray | None = None,
+    ) -> None:
+        self.tokens = tokens
+        self.inverse = inverse
+        self.ends = ends
+        self.exits = exits
+        self._mask = mask
+
+    def packed(self, words: int) -> np.ndarray | None:
+        """The tokens' packed mask when they are many (``token_row.BIG_BLOCK``),
+        computed once: every row that takes this walk ors it into its own."""
+        if self._mask is None and len(self.tokens) >= BIG_BLOCK:
+            self._mask = pack_bitmask(self.tokens, words)
+        return self._mask
 
 
 class RowWalker:
@@ -120,21 +111,19 @@ class RowWalker:
         self.table = table
         self.trie = trie
         self.vocab_size = vocab_size
+        self.words = (vocab_size + 31) // 32
         self.parts = parts
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
         self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
         self._pairs: list[tuple[int, int]] = []  # the deferred joins of the walk under way
 
-    def walk(
-        self, state: int, final_tokens: np.ndarray = _NONE
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]]]:
-        """Every token read from ``state`` (ascending), where it leads, the row's
-        packed int32 mask (``trie_walk.pack_bitmask``'s layout), and the deferred
-        joins: a target ``t <= -2`` is "``pairs[-2 - t]``'s lexeme state, then its
-        continuation", numbered by ``joined``; the other targets are states,
-        discovered in ``table``. ``final_tokens`` (the end-of-sequence ids, when
-        ``state`` is final) lead to ``state`` itself."""
+    def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
+        """Every token read from ``state``, as a ``TokenRow``: its blocks' targets are
+        states, discovered in ``table``, or deferred joins (a code ``t <= -2`` stands
+        for "``row.pairs[-2 - t]``'s lexeme state, then its continuation", numbered by
+        ``joined``). ``final_tokens`` (the end-of-sequence ids, when ``state`` is
+        final) lead to ``state`` itself."""
         self._pairs = []
         found = self._below(ROOT, state)
         if self.parts is not None:
@@ -144,8 +133,8 @@ class RowWalker:
                 targets = np.concatenate(new)
                 self.table.discover(targets[targets >= 0])
         if len(final_tokens):
-            found.append(_Block(final_tokens, None, np.full(len(final_tokens), state, np.int32)))
-        return (*sorted_row(found, self.vocab_size), self._pairs)
+            found.append(Block(final_tokens, None, np.full(len(final_tokens), state, np.int32)))
+        return TokenRow(found, self._pairs, self.vocab_size)
 
     def joined(self, pair: tuple[int, int]) -> int:
         """The state of a deferred join (``walk``), numbered and discovered."""
@@ -187,7 +176,7 @@ class RowWalker:
         """Tokens below ``nodes`` entered in expanded ``states``, by the kernel, then
         below where it stopped at states not expanded yet."""
         tokens, ends, stopped, stopped_states = self._walk(nodes, states, NO_STOP)
-        found = [_Block(tokens, None, ends)] if len(tokens) else []
+        found = [Block(tokens, None, ends)] if len(tokens) else []
         if len(stopped):
             found.extend(self._below_each(stopped, stopped_states))
         return found
@@ -230,7 +219,8 @@ class RowWalker:
             walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
             self._lexeme_walks[lexeme, below] = walked
         targets = np.asarray(self._deferred_ends(walked.ends.tolist(), rest), np.int32)
-        found = [_Block(walked.tokens, walked.inverse, targets)] if len(walked.tokens) else []
+        mask = walked.packed(self.words)
+        found = [Block(walked.tokens, walked.inverse, targets, mask)] if len(walked.tokens) else []
         if len(walked.exits):
             found.extend(self._below(walked.exits, rest))
         return found
@@ -280,7 +270,7 @@ class RowWalker:
             return None
         assert self.parts is not None
         ends = np.asarray([self.parts.lexeme_state(end) for end in known.end_keys], np.int32)
-        return _LexemeWalk(known.tokens, known.inverse, ends, known.exits)
+        return _LexemeWalk(known.tokens, known.inverse, ends, known.exits, known.mask)
 
     def _share_walk(self, key: Hashable | None, walked: _LexemeWalk) -> None:
         """Keeps ``walked`` in the vocabulary's cache under ``key`` (when there is one)."""
@@ -289,7 +279,10 @@ class RowWalker:
         assert self.parts is not None
         end_keys = tuple(self.parts.lexeme_key(end) for end in walked.ends.tolist())
         self.shared.put(
-            key, SharedLexemeWalk(walked.tokens, walked.inverse, end_keys, walked.exits)
+            key,
+            SharedLexemeWalk(
+                walked.tokens, walked.inverse, end_keys, walked.exits, walked.packed(self.words)
+            ),
         )
 
     def _finite_walk(self, lexeme: int, strings: list[bytes]) -> _LexemeWalk:
@@ -375,40 +368,9 @@ class RowWalker:
         return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
 
     def _union(self, branches: list[Found]) -> Found:
-        """Branch walks merged: a token read by several branches leads to the union of
-        their targets (one union state per distinct combination)."""
-        branches = [found for found in branches if found]
-        if len(branches) <= 1:
-            return branches[0] if branches else []
-        # one branch reads a token at most once, so a token met twice is shared
-        blocks = [block for found in branches for block in found]
-        several = read_by_several(
-            np.concatenate([block.tokens for block in blocks]), self.vocab_size
-        )
-        if not len(several):
-            return blocks
-        kept: Found = []
-        shared_tokens, shared_ends = [], []
-        starts = np.cumsum([0] + [len(block.tokens) for block in blocks])
-        cuts = np.searchsorted(several, starts).tolist()
-        for block, offset, lo, hi in zip(blocks, starts.tolist(), cuts, cuts[1:]):
-            if lo == hi:
-                kept.append(block)
-                continue
-            shared = several[lo:hi] - offset
-            size = len(block.tokens)
-            shared_tokens.append(block.tokens[shared])
-            shared_ends.append(
-                block.targets[shared if block.inverse is None else block.inverse[shared]]
-            )
-            if len(shared) < size:
-                kept.append(_without(block, shared))
-        tokens, inverse, combinations = _combine(
-            np.concatenate(shared_tokens), np.concatenate(shared_ends), self.vocab_size
-        )
-        targets = np.asarray([self._union_of(key) for key in combinations], np.int32)
-        kept.append(_Block(tokens, inverse, targets))
-        return kept
+        """Branch walks side by side: a token several branches read leads to the union
+        of where each leads, found when the token is taken (``TokenRow``)."""
+        return [block for found in branches for block in found]
 
     def _deferred_ends(self, lexeme_ends: list[int], rest: int) -> list[int]:
         """Per lexeme end state, where a token ending there leads: ``rest`` when the
@@ -428,62 +390,33 @@ class RowWalker:
                     codes[position] = rest
         return codes
 
-    def _union_of(self, targets: tuple[int, ...]) -> int:
-        """One target for a token several branches read (itself when they agree)."""
+    def union_of(self, targets: tuple[int, ...], pairs: list[tuple[int, int]]) -> int:
+        """One target for a token several blocks of a row read (itself when they
+        agree): the union state, numbered and discovered, or one deferred join's code
+        when the targets are codes of the same pair (``pairs``: the row's)."""
         if len(targets) == 1:
             return targets[0]
         assert self.parts is not None
-        pairs = self._pairs
         items = tuple(dict.fromkeys(t if t >= 0 else pairs[-2 - t] for t in targets))
         if len(items) == 1:  # one pair under two codes
             return targets[0]
-        return self.parts.union(items)
+        state = self.parts.union(items)
+        self.table.discover(np.asarray([state], np.int32))
+        return state
 
+    def target(self, row: TokenRow, token: int) -> int:
+        """The state ``token`` leads to from ``row`` (``DEAD`` when no block reads it),
+        its deferred join or union numbered now that it is taken."""
+        targets = row.targets_of(token)
+        if not targets:
+            return DEAD
+        target = self.union_of(targets, row.pairs)
+        return self.joined(row.pairs[-2 - target]) if target < DEAD else target
 
-def sorted_row(found: Found, vocab_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A row's blocks joined: its tokens ascending, their targets, and the packed
-    mask. Blocks are disjoint. A row that reads a sixteenth of the vocabulary or more
-    (a string's ~48,800 tokens) is scattered into a vocabulary-sized array and read
-    back in one pass, which also packs the mask; fewer tokens are sorted."""
-    words = (vocab_size + 31) // 32
-    count = sum(len(block.tokens) for block in found)
-    if is_sparse(count, vocab_size):
-        if not found:
-            return _NONE, _NONE, np.zeros(words, np.int32)
-        tokens = np.concatenate([block.tokens for block in found])
-        targets = np.concatenate([block.ends() for block in found])
-        order = np.argsort(tokens)
-        tokens, targets = tokens[order], targets[order]
-        return tokens, targets, pack_bitmask(tokens, words)
-    target_of = np.full(words * 32, ABSENT, np.int32)
-    for block in found:
-        if block.inverse is None:
-            scatter_plain(target_of, block.tokens, block.targets)
-        else:
-            scatter_targets(target_of, block.tokens, block.inverse, block.targets)
-    return read_row(target_of, count)  # type: ignore[no-any-return]
-
-
-def _combine(
-    tokens: np.ndarray, ends: np.ndarray, vocab_size: int
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
-    """Group ``(token, end)`` pairs by token: ``(distinct tokens, inverse, combinations)``
-    where token ``i`` leads to the ends ``combinations[inverse[i]]`` (ascending, without
-    repeats). Several string branches of a union share ~48,800 tokens each, so the
-    grouping is a kernel (``trie_walk.group_by_token``), linear in the pairs."""
-    distinct, inverse, offsets, values = group_by_token(tokens, ends, vocab_size)
-    bounds, listed = offsets.tolist(), values.tolist()
-    combinations = [tuple(listed[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
-    return distinct, inverse, combinations
-
-
-def _without(block: _Block, dropped: np.ndarray) -> _Block:
-    """``block`` less the tokens at positions ``dropped``."""
-    keep = np.ones(len(block.tokens), np.bool_)
-    keep[dropped] = False
-    if block.inverse is None:
-        return _Block(block.tokens[keep], None, block.targets[keep])
-    return _Block(block.tokens[keep], block.inverse[keep], block.targets)
+    def merged(self, row: TokenRow) -> tuple[np.ndarray, np.ndarray]:
+        """``row``'s tokens ascending and their targets (states, or deferred joins'
+        codes into ``row.pairs``)."""
+        return row.merged(lambda targets: self.union_of(targets, row.pairs))
 
 
 class _NodeTokens:

@@ -2,10 +2,11 @@
 
 States are the automaton's own state numbers. The byte-level transition table is
 copied out of the automaton lazily (``fsm.byte_table``: ``expand`` is called once per
-state, the first time a walk needs it), and the token row of a state (sorted allowed
-ids, their successor states, a packed bitmask) is built by a trie walk
-(``fsm.row_walk``) the first time the state is asked about, then memoised.
-``build_all`` does everything up front instead.
+state, the first time a walk needs it), and the token row of a state is built by a
+trie walk (``fsm.row_walk``) the first time the state is asked about, then memoised:
+its packed bitmask at once, the state after a token when that token is taken
+(``fsm.token_row``), and the sorted ids with their successors when asked for
+(``allowed_tokens``, ``next_states``). ``build_all`` does everything up front instead.
 
 Bitmask layout: ``int32[ceil(size / 32)]``; token ``t`` is allowed iff bit ``t % 32``
 (least significant first) of word ``t // 32`` is set. On a device, test it with
@@ -40,6 +41,7 @@ from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import FsmError
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.row_walk import RowWalker
+from fsm.token_row import TokenRow, mask_tokens
 from fsm.vocabulary import Vocabulary
 
 COMPLETION_BUDGET = 256
@@ -112,11 +114,12 @@ class TokenIndex:
         self._parts = automaton if share_lexemes and decomposable else None
         shared = vocabulary.lexeme_walks if self._parts is not None else None
         self._walker = RowWalker(self._bytes, vocabulary.trie, vocabulary.size, self._parts, shared)
-        # Token rows, in build order.
+        # Token rows, in build order; their sorted tokens and targets when asked.
         self._row_of: dict[int, int] = {}
-        self._allowed: list[np.ndarray] = []
-        self._next: list[np.ndarray] = []  # read-only views of the rows' targets
-        self._targets: list[np.ndarray] = []  # the same, writable: joins numbered in place
+        self._rows: list[TokenRow] = []
+        self._allowed: dict[int, np.ndarray] = {}
+        self._next: dict[int, np.ndarray] = {}  # read-only views of merged rows' targets
+        self._targets: dict[int, np.ndarray] = {}  # the same, writable: joins numbered in place
         self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
@@ -138,17 +141,23 @@ class TokenIndex:
 
     @property
     def num_rows_built(self) -> int:
-        return len(self._allowed)
+        return len(self._rows)
 
     def allowed_tokens(self, state: int) -> np.ndarray:
         """Sorted int32 ids allowed after ``state`` (end ids exactly when it is final)."""
-        return self._allowed[self._row(state)]
+        row = self._row(state)
+        allowed = self._allowed.get(row)
+        if allowed is None:  # read off the mask: equal values, so a race only repeats it
+            allowed = self._allowed.setdefault(row, _read_only(mask_tokens(self._mask_views[row])))
+        return allowed
 
     def next_states(self, state: int) -> np.ndarray:
         """Successor state of each id of ``allowed_tokens(state)``, aligned with it."""
         row = self._row(state)
-        if row in self._joins:
+        if row not in self._next or row in self._joins:
             with self._lock:
+                if row not in self._next:
+                    self._merge(row)
                 self._number_joins(row)
         return self._next[row]
 
@@ -163,12 +172,17 @@ class TokenIndex:
         if known is not None:
             return known
         row = self._row(state)
-        allowed = self._allowed[row]
-        i = int(allowed.searchsorted(np.int32(token)))
-        after = int(self._next[row][i]) if i < len(allowed) and allowed[i] == token else DEAD
-        if after < DEAD:  # a deferred join (fsm.row_walk): numbered now that it is taken
+        targets = self._next.get(row)
+        if targets is None:  # looked up in the row's blocks, its union or join numbered
             with self._lock:
-                after = self._number_join(row, i)
+                after = self._walker.target(self._rows[row], token)
+        else:
+            allowed = self._allowed[row]
+            i = int(allowed.searchsorted(np.int32(token)))
+            after = int(targets[i]) if i < len(allowed) and allowed[i] == token else DEAD
+            if after < DEAD:  # a deferred join (fsm.row_walk): numbered now that it is taken
+                with self._lock:
+                    after = self._number_join(row, i)
         if len(self._taken) >= MAX_TAKEN:
             self._taken.clear()
         self._taken[key] = after
@@ -368,21 +382,26 @@ class TokenIndex:
         self._bytes.budget = self.max_row_states
         final_tokens = self._eos if self._accepts(state) else self._eos[:0]
         try:
-            tokens, ends, mask, joins = self._walker.walk(state, final_tokens)
+            walked = self._walker.walk(state, final_tokens)
         finally:
             self._bytes.budget = None
-        row = len(self._allowed)
+        row = len(self._rows)
         if row == len(self._masks):
             self._grow_masks()
-        self._masks[row] = mask
+        self._masks[row] = walked.mask
         self._mask_views.append(_read_only(self._masks[row]))
-        self._allowed.append(_read_only(tokens))
-        self._next.append(_read_only(ends))
-        self._targets.append(ends)
-        if len(ends) and ends.min() < DEAD:
-            self._joins[row] = joins
+        self._rows.append(walked)
         self._row_of[state] = row
         return row
+
+    def _merge(self, row: int) -> None:
+        """Sorts ``row``'s tokens with their targets (deferred joins left as codes)."""
+        tokens, targets = self._walker.merged(self._rows[row])
+        self._allowed.setdefault(row, _read_only(tokens))
+        self._targets[row] = targets
+        if len(targets) and targets.min() < DEAD:
+            self._joins[row] = self._rows[row].pairs
+        self._next[row] = _read_only(targets)
 
     def _number_join(self, row: int, i: int) -> int:
         """The state at position ``i`` of ``row``, numbering its deferred join."""

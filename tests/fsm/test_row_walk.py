@@ -24,7 +24,10 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import string_except, whitespace
 from fsm.json_schema.strings import ANY_STRING
 from fsm.lexeme_cache import LexemeWalkCache
-from fsm.row_walk import ROOT, RowWalker, _Block, _combine, sorted_row
+from fsm.row_walk import ROOT, RowWalker
+from fsm.token_row import Block as _Block
+from fsm.token_row import combine as _combine
+from fsm.token_row import sorted_row
 from fsm.terms import (
     EPS,
     Lexeme,

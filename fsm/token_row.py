@@ -1,0 +1,195 @@
+"""``TokenRow``: one state's token row as the blocks its walk found, resolved lazily.
+
+A row walk (``fsm.row_walk``) finds a state's tokens as blocks: tokens and where each
+leads. The branches of a union state read some tokens in common, and such a token
+leads to the union of the branches' targets. Merging the blocks into one sorted row
+takes passes over every token, while a decode step needs only the row's mask and the
+target of the one token it takes: a JSON key's row reads ~48,800 of SmolLM2's tokens
+through "any other key", and the text takes one of them. So a row keeps its blocks as
+the walk found them, overlapping where branches share tokens, and:
+
+* its mask is the blocks' masks or'ed together (a block that a cached lexeme walk hands
+  out again brings its mask along; small blocks are packed together);
+* the target of one token comes from the blocks that hold it (``targets_of``: one
+  target, or several that lead to their union);
+* the merged row, every token ascending with its target, is built only when asked
+  (``merged``: ``TokenIndex.next_states``, an eager build).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from fsm.trie_walk import (
+    ABSENT,
+    group_by_token,
+    is_sparse,
+    pack_bitmask,
+    position_of,
+    read_by_several,
+    read_row,
+    scatter_plain,
+    scatter_targets,
+)
+
+BIG_BLOCK = 1024
+"""Blocks with at least this many tokens carry their own mask; smaller ones are packed
+together, and a lookup scans them together."""
+
+_NONE = np.zeros(0, np.int32)
+
+UnionOf = Callable[[tuple[int, ...]], int]
+"""The target of a token that several blocks read, from their targets (ascending)."""
+
+
+class Block(NamedTuple):
+    """Tokens and where each leads: ``targets`` aligned with ``tokens`` when
+    ``inverse`` is None (a plain walk: states), else ``targets[inverse]`` (a lexeme
+    walk: a few distinct targets, states or deferred joins' codes). ``mask``: the
+    tokens packed (``trie_walk.pack_bitmask``), when the walk that found them keeps it.
+
+    The tens of thousands of tokens a JSON string reads are neither copied nor scanned
+    per row: numbering and discovering touch only the small ``targets``."""
+
+    tokens: np.ndarray
+    inverse: np.ndarray | None
+    targets: np.ndarray
+    mask: np.ndarray | None = None
+
+    def ends(self) -> np.ndarray:
+        return self.targets if self.inverse is None else self.targets[self.inverse]
+
+    def end_at(self, position: int) -> int:
+        """The target of ``tokens[position]``."""
+        at = position if self.inverse is None else int(self.inverse[position])
+        return int(self.targets[at])
+
+
+class TokenRow:
+    """A row as ``blocks`` (they may share tokens), its packed ``mask``, and ``pairs``:
+    the deferred joins its codes stand for (``fsm.row_walk``)."""
+
+    __slots__ = ("_big", "_small_ends", "_small_tokens", "blocks", "mask", "pairs", "vocab_size")
+
+    def __init__(self, blocks: list[Block], pairs: list[tuple[int, int]], vocab_size: int) -> None:
+        self.blocks = blocks
+        self.pairs = pairs
+        self.vocab_size = vocab_size
+        words = (vocab_size + 31) // 32
+        small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
+        self._small_tokens = np.concatenate([_NONE, *(block.tokens for block in small)])
+        self._small_ends = np.concatenate([_NONE, *(block.ends() for block in small)])
+        mask = pack_bitmask(self._small_tokens, words)
+        self._big = [
+            (block, pack_bitmask(block.tokens, words) if block.mask is None else block.mask)
+            for block in blocks
+            if len(block.tokens) >= BIG_BLOCK
+        ]
+        for _, block_mask in self._big:
+            np.bitwise_or(mask, block_mask, out=mask)
+        self.mask = mask
+
+    def targets_of(self, token: int) -> tuple[int, ...]:
+        """Where each block that reads ``token`` leads (ascending, without repeats;
+        empty when none does)."""
+        found = self._small_ends[self._small_tokens == token].tolist()
+        word, bit = token >> 5, token & 31
+        for block, mask in self._big:
+            if (int(mask[word]) >> bit) & 1:
+                found.append(block.end_at(int(position_of(block.tokens, token))))
+        return tuple(sorted(set(found)))
+
+    def merged(self, union_of: UnionOf) -> tuple[np.ndarray, np.ndarray]:
+        """Every token ascending and its target; a token several blocks read leads to
+        ``union_of`` of their targets."""
+        tokens, targets, _ = sorted_row(
+            disjoint(self.blocks, self.vocab_size, union_of), self.vocab_size
+        )
+        return tokens, targets
+
+
+def disjoint(blocks: list[Block], vocab_size: int, union_of: UnionOf) -> list[Block]:
+    """``blocks`` rewritten so no two share a token: a token several read is taken out
+    of each and leads to ``union_of`` of their targets (one union per distinct
+    combination, in one more block)."""
+    if len(blocks) <= 1:
+        return blocks
+    several = read_by_several(np.concatenate([block.tokens for block in blocks]), vocab_size)
+    if not len(several):
+        return blocks
+    kept: list[Block] = []
+    shared_tokens, shared_ends = [], []
+    starts = np.cumsum([0] + [len(block.tokens) for block in blocks])
+    cuts = np.searchsorted(several, starts).tolist()
+    for block, offset, lo, hi in zip(blocks, starts.tolist(), cuts, cuts[1:]):
+        if lo == hi:
+            kept.append(block)
+            continue
+        shared = several[lo:hi] - offset
+        shared_tokens.append(block.tokens[shared])
+        shared_ends.append(
+            block.targets[shared if block.inverse is None else block.inverse[shared]]
+        )
+        if len(shared) < len(block.tokens):
+            kept.append(_without(block, shared))
+    tokens, inverse, combinations = combine(
+        np.concatenate(shared_tokens), np.concatenate(shared_ends), vocab_size
+    )
+    targets = np.asarray([union_of(combination) for combination in combinations], np.int32)
+    kept.append(Block(tokens, inverse, targets))
+    return kept
+
+
+def sorted_row(blocks: list[Block], vocab_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Disjoint blocks joined: their tokens ascending, their targets, and the packed
+    mask. A row that reads a sixteenth of the vocabulary or more (a string's ~48,800
+    tokens) is scattered into a vocabulary-sized array and read back in one pass, which
+    also packs the mask; fewer tokens are sorted."""
+    words = (vocab_size + 31) // 32
+    count = sum(len(block.tokens) for block in blocks)
+    if is_sparse(count, vocab_size):
+        if not blocks:
+            return _NONE, _NONE, np.zeros(words, np.int32)
+        tokens = np.concatenate([block.tokens for block in blocks])
+        targets = np.concatenate([block.ends() for block in blocks])
+        order = np.argsort(tokens)
+        tokens, targets = tokens[order], targets[order]
+        return tokens, targets, pack_bitmask(tokens, words)
+    target_of = np.full(words * 32, ABSENT, np.int32)
+    for block in blocks:
+        if block.inverse is None:
+            scatter_plain(target_of, block.tokens, block.targets)
+        else:
+            scatter_targets(target_of, block.tokens, block.inverse, block.targets)
+    return read_row(target_of, count)  # type: ignore[no-any-return]
+
+
+def mask_tokens(mask: np.ndarray) -> np.ndarray:
+    """The int32 tokens a packed mask holds, ascending."""
+    bits = np.unpackbits(mask.view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits).astype(np.int32)
+
+
+def combine(
+    tokens: np.ndarray, ends: np.ndarray, vocab_size: int
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
+    """Group ``(token, end)`` pairs by token: ``(distinct tokens, inverse, combinations)``
+    where token ``i`` leads to the ends ``combinations[inverse[i]]`` (ascending, without
+    repeats). Several string branches of a union share ~48,800 tokens each, so the
+    grouping is a kernel (``trie_walk.group_by_token``), linear in the pairs."""
+    distinct, inverse, offsets, values = group_by_token(tokens, ends, vocab_size)
+    bounds, listed = offsets.tolist(), values.tolist()
+    combinations = [tuple(listed[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+    return distinct, inverse, combinations
+
+
+def _without(block: Block, dropped: np.ndarray) -> Block:
+    """``block`` less the tokens at positions ``dropped``."""
+    keep = np.ones(len(block.tokens), np.bool_)
+    keep[dropped] = False
+    if block.inverse is None:
+        return Block(block.tokens[keep], None, block.targets[keep])
+    return Block(block.tokens[keep], block.inverse[keep], block.targets)
