@@ -22,31 +22,30 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
   the two differ (the key prefixes); below a node where they are in the same state,
   the other's cached walk is taken (``_within_walk``).
 * **Unions.** A state that is a union of branches, some of them lexemes (an object's
-  next key: each named key, or any other key), is walked branch by branch; a token
-  that several branches read leads to the union of where each leads (``union``).
+  next key: each named key, or any other key), is walked branch by branch, and the
+  branches' blocks are kept side by side: a token that several branches read leads to
+  the union of where each leads, found when the token is taken (``fsm.token_row``).
 
 Rows come out the same as a plain walk's, up to state numbering (the tests compare
-them by walking both). Targets are numbered lazily: during a walk a token inside a
-lexeme leads to a *deferred* join (a code, -2 or below, standing for "lexeme state,
-then ``K``"), and a walk hands its row out with those codes and the pairs they stand
-for; the token index numbers a join (``RowWalker.joined``) when a token that leads to
-it is taken, or when the whole row is asked for. A row over an object's keys or a
-string's tokens leads to tens of joins, of which the text takes one; a join that only
-feeds a union (an object key that both a named key and "any other key" read) is never
-numbered, which keeps the automaton from filling with states no row hands out.
+them by walking both). Targets are numbered lazily: a walk hands out a ``TokenRow``
+of blocks, and a token read inside a lexeme leads to a *join* ("lexeme state, then
+``K``") numbered only when the token is taken (``target``), or when the whole row is
+asked for (``merged``). A row over an object's keys or a string's tokens leads to tens
+of joins and unions, of which the text takes one; a join that only feeds a union (an
+object key that both a named key and "any other key" read) is never numbered, which
+keeps the automaton from filling with states no row hands out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from itertools import repeat
 
 import numpy as np
 
 from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
-from fsm.token_row import BIG_BLOCK, Block, TokenRow
+from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     children,
@@ -116,25 +115,16 @@ class RowWalker:
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
         self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
-        self._pairs: list[tuple[int, int]] = []  # the deferred joins of the walk under way
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
-        """Every token read from ``state``, as a ``TokenRow``: its blocks' targets are
-        states, discovered in ``table``, or deferred joins (a code ``t <= -2`` stands
-        for "``row.pairs[-2 - t]``'s lexeme state, then its continuation", numbered by
-        ``joined``). ``final_tokens`` (the end-of-sequence ids, when ``state`` is
-        final) lead to ``state`` itself."""
-        self._pairs = []
+        """Every token read from ``state``, as a ``TokenRow`` (its targets are found
+        when taken: ``target``). ``final_tokens`` (the end-of-sequence ids, when
+        ``state`` is final) lead to ``state`` itself."""
         found = self._below(ROOT, state)
-        if self.parts is not None:
-            # plain blocks lead to successors of expanded states, discovered already
-            new = [block.targets for block in found if block.inverse is not None]
-            if new:
-                targets = np.concatenate(new)
-                self.table.discover(targets[targets >= 0])
         if len(final_tokens):
             found.append(Block(final_tokens, None, np.full(len(final_tokens), state, np.int32)))
-        return TokenRow(found, self._pairs, self.vocab_size)
+        exit_state = DEAD if self.parts is None else self.parts.exit_state
+        return TokenRow(found, exit_state, self.vocab_size)
 
     def joined(self, pair: tuple[int, int]) -> int:
         """The state of a deferred join (``walk``), numbered and discovered."""
@@ -192,7 +182,8 @@ class RowWalker:
         branches = self.parts.branches(state)
         if branches is None:
             return None
-        return self._union([self._below(nodes, branch) for branch in branches])
+        # side by side: a token several branches read leads to their union (TokenRow)
+        return [block for branch in branches for block in self._below(nodes, branch)]
 
     def _walk(self, nodes: np.ndarray, states: np.ndarray, stop: int) -> tuple[np.ndarray, ...]:
         trie = self.trie
@@ -218,9 +209,10 @@ class RowWalker:
         if walked is None:
             walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
             self._lexeme_walks[lexeme, below] = walked
-        targets = np.asarray(self._deferred_ends(walked.ends.tolist(), rest), np.int32)
-        mask = walked.packed(self.words)
-        found = [Block(walked.tokens, walked.inverse, targets, mask)] if len(walked.tokens) else []
+        found = []
+        if len(walked.tokens):
+            mask = walked.packed(self.words)
+            found.append(Block(walked.tokens, walked.inverse, walked.ends, mask, rest))
         if len(walked.exits):
             found.extend(self._below(walked.exits, rest))
         return found
@@ -367,56 +359,49 @@ class RowWalker:
         ends, inverse = _distinct(np.concatenate(end_parts))
         return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
 
-    def _union(self, branches: list[Found]) -> Found:
-        """Branch walks side by side: a token several branches read leads to the union
-        of where each leads, found when the token is taken (``TokenRow``)."""
-        return [block for found in branches for block in found]
+    def target(self, row: TokenRow, token: int) -> int:
+        """The state ``token`` leads to from ``row`` (``DEAD`` when no block reads it):
+        a join or a union it leads to is numbered now that it is taken."""
+        items = _canonical(row.items_of(token))
+        if not items:
+            return DEAD
+        if len(items) > 1:
+            return self._union_state(items)
+        item = items[0]
+        if isinstance(item, tuple):
+            return self.joined(item)
+        self.table.discover(np.asarray([item], np.int32))
+        return item
 
-    def _deferred_ends(self, lexeme_ends: list[int], rest: int) -> list[int]:
-        """Per lexeme end state, where a token ending there leads: ``rest`` when the
-        lexeme is over, else the code of "that state, then ``rest``" for this walk
-        (-2, -3, ...). Codes are handed out a range per call, in C loops: an object's
-        keys hand out one per key prefix, and a pair met twice in a walk (two codes)
-        numbers the same state (``DecomposableAutomaton.join`` is memoised). The code
-        of an end where the lexeme is over stays unused, so the codes stay a range."""
-        assert self.parts is not None
-        exit_state, pairs = self.parts.exit_state, self._pairs
-        first = -2 - len(pairs)
-        pairs.extend(zip(lexeme_ends, repeat(rest)))
-        codes = list(range(first, first - len(lexeme_ends), -1))
-        if exit_state in lexeme_ends:
-            for position, end in enumerate(lexeme_ends):
-                if end == exit_state:
-                    codes[position] = rest
-        return codes
+    def merged(self, row: TokenRow) -> tuple[np.ndarray, np.ndarray, list[Pair]]:
+        """``row``'s tokens ascending, their targets (states, or codes of the joins
+        in the pairs returned, numbered by ``joined`` when taken), and those pairs."""
+        tokens, targets, pairs = row.merged(self._union_of_codes)
+        states = targets[targets >= 0]
+        if len(states):
+            self.table.discover(states)
+        return tokens, targets, pairs
 
-    def union_of(self, targets: tuple[int, ...], pairs: list[tuple[int, int]]) -> int:
-        """One target for a token several blocks of a row read (itself when they
-        agree): the union state, numbered and discovered, or one deferred join's code
-        when the targets are codes of the same pair (``pairs``: the row's)."""
-        if len(targets) == 1:
-            return targets[0]
+    def _union_of_codes(self, targets: tuple[int, ...], pairs: list[Pair]) -> int:
+        """The target of a token several blocks of a merged row read: their union,
+        or one join's code when the codes stand for one pair."""
+        items = _canonical([t if t >= 0 else pairs[-2 - t] for t in targets])
+        if len(items) > 1:
+            return self._union_state(items)
+        return targets[0]  # one state, or one pair under two codes
+
+    def _union_state(self, items: tuple[Item, ...]) -> int:
+        """The union state of ``items``, numbered and discovered."""
         assert self.parts is not None
-        items = tuple(dict.fromkeys(t if t >= 0 else pairs[-2 - t] for t in targets))
-        if len(items) == 1:  # one pair under two codes
-            return targets[0]
         state = self.parts.union(items)
         self.table.discover(np.asarray([state], np.int32))
         return state
 
-    def target(self, row: TokenRow, token: int) -> int:
-        """The state ``token`` leads to from ``row`` (``DEAD`` when no block reads it),
-        its deferred join or union numbered now that it is taken."""
-        targets = row.targets_of(token)
-        if not targets:
-            return DEAD
-        target = self.union_of(targets, row.pairs)
-        return self.joined(row.pairs[-2 - target]) if target < DEAD else target
 
-    def merged(self, row: TokenRow) -> tuple[np.ndarray, np.ndarray]:
-        """``row``'s tokens ascending and their targets (states, or deferred joins'
-        codes into ``row.pairs``)."""
-        return row.merged(lambda targets: self.union_of(targets, row.pairs))
+def _canonical(items: list[Item]) -> tuple[Item, ...]:
+    """``items`` without repeats, states first, in one order whichever blocks found
+    them: a token looked up alone and in a merged row leads to the same union."""
+    return tuple(sorted(set(items), key=lambda item: (isinstance(item, tuple), item)))
 
 
 class _NodeTokens:

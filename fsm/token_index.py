@@ -396,11 +396,11 @@ class TokenIndex:
 
     def _merge(self, row: int) -> None:
         """Sorts ``row``'s tokens with their targets (deferred joins left as codes)."""
-        tokens, targets = self._walker.merged(self._rows[row])
+        tokens, targets, pairs = self._walker.merged(self._rows[row])
         self._allowed.setdefault(row, _read_only(tokens))
         self._targets[row] = targets
         if len(targets) and targets.min() < DEAD:
-            self._joins[row] = self._rows[row].pairs
+            self._joins[row] = pairs
         self._next[row] = _read_only(targets)
 
     def _number_join(self, row: int, i: int) -> int:

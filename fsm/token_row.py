@@ -14,11 +14,18 @@ the walk found them, overlapping where branches share tokens, and:
   target, or several that lead to their union);
 * the merged row, every token ascending with its target, is built only when asked
   (``merged``: ``TokenIndex.next_states``, an eager build).
+
+A block of tokens read inside a lexeme keeps the lexeme state each ends in and the
+continuation ``rest`` (``Block.rest``): such a token leads to "that lexeme state, then
+``rest``" (a *join*), or to ``rest`` where the lexeme is over. Joins are numbered only
+when taken; a merged row stands for the joins it has not numbered by codes (-2, -3,
+...) into its list of pairs, handed out when it is merged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -41,15 +48,26 @@ together, and a lookup scans them together."""
 
 _NONE = np.zeros(0, np.int32)
 
+PLAIN = -1
+"""``Block.rest`` of a block whose targets are states."""
+
+Pair = tuple[int, int]
+"""A join: a lexeme state, then its continuation."""
+
+Item = int | Pair
+"""Where a token leads from one block: a state, or a join not numbered yet."""
+
 UnionOf = Callable[[tuple[int, ...]], int]
-"""The target of a token that several blocks read, from their targets (ascending)."""
+"""The target of a token that several blocks of a merged row read, from their targets
+(ascending; codes of joins included)."""
 
 
 class Block(NamedTuple):
     """Tokens and where each leads: ``targets`` aligned with ``tokens`` when
-    ``inverse`` is None (a plain walk: states), else ``targets[inverse]`` (a lexeme
-    walk: a few distinct targets, states or deferred joins' codes). ``mask``: the
-    tokens packed (``trie_walk.pack_bitmask``), when the walk that found them keeps it.
+    ``inverse`` is None (a plain walk), else ``targets[inverse]`` (a lexeme walk: a few
+    distinct targets). The targets are states when ``rest`` is ``PLAIN``, else the
+    lexeme states the tokens end in, each then ``rest``. ``mask``: the tokens packed
+    (``trie_walk.pack_bitmask``), when the walk that found them keeps it.
 
     The tens of thousands of tokens a JSON string reads are neither copied nor scanned
     per row: numbering and discovering touch only the small ``targets``."""
@@ -58,6 +76,7 @@ class Block(NamedTuple):
     inverse: np.ndarray | None
     targets: np.ndarray
     mask: np.ndarray | None = None
+    rest: int = PLAIN
 
     def ends(self) -> np.ndarray:
         return self.targets if self.inverse is None else self.targets[self.inverse]
@@ -69,19 +88,31 @@ class Block(NamedTuple):
 
 
 class TokenRow:
-    """A row as ``blocks`` (they may share tokens), its packed ``mask``, and ``pairs``:
-    the deferred joins its codes stand for (``fsm.row_walk``)."""
+    """A row as ``blocks`` (they may share tokens) and its packed ``mask``;
+    ``exit_state`` is where a lexeme is over (a token ending there leads to ``rest``)."""
 
-    __slots__ = ("_big", "_small_ends", "_small_tokens", "blocks", "mask", "pairs", "vocab_size")
+    __slots__ = (
+        "_big",
+        "_small_ends",
+        "_small_rests",
+        "_small_tokens",
+        "blocks",
+        "exit_state",
+        "mask",
+        "vocab_size",
+    )
 
-    def __init__(self, blocks: list[Block], pairs: list[tuple[int, int]], vocab_size: int) -> None:
+    def __init__(self, blocks: list[Block], exit_state: int, vocab_size: int) -> None:
         self.blocks = blocks
-        self.pairs = pairs
+        self.exit_state = exit_state
         self.vocab_size = vocab_size
         words = (vocab_size + 31) // 32
         small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
         self._small_tokens = np.concatenate([_NONE, *(block.tokens for block in small)])
         self._small_ends = np.concatenate([_NONE, *(block.ends() for block in small)])
+        self._small_rests = np.concatenate(
+            [_NONE, *(np.full(len(block.tokens), block.rest, np.int32) for block in small)]
+        )
         mask = pack_bitmask(self._small_tokens, words)
         self._big = [
             (block, pack_bitmask(block.tokens, words) if block.mask is None else block.mask)
@@ -92,23 +123,51 @@ class TokenRow:
             np.bitwise_or(mask, block_mask, out=mask)
         self.mask = mask
 
-    def targets_of(self, token: int) -> tuple[int, ...]:
-        """Where each block that reads ``token`` leads (ascending, without repeats;
-        empty when none does)."""
-        found = self._small_ends[self._small_tokens == token].tolist()
+    def items_of(self, token: int) -> list[Item]:
+        """Where each block that reads ``token`` leads (empty when none does): several
+        items lead to their union."""
+        hit = self._small_tokens == token
+        found = list(zip(self._small_ends[hit].tolist(), self._small_rests[hit].tolist()))
         word, bit = token >> 5, token & 31
         for block, mask in self._big:
             if (int(mask[word]) >> bit) & 1:
-                found.append(block.end_at(int(position_of(block.tokens, token))))
-        return tuple(sorted(set(found)))
+                found.append((block.end_at(int(position_of(block.tokens, token))), block.rest))
+        return [self._item(end, rest) for end, rest in found]
 
-    def merged(self, union_of: UnionOf) -> tuple[np.ndarray, np.ndarray]:
-        """Every token ascending and its target; a token several blocks read leads to
-        ``union_of`` of their targets."""
-        tokens, targets, _ = sorted_row(
-            disjoint(self.blocks, self.vocab_size, union_of), self.vocab_size
-        )
-        return tokens, targets
+    def _item(self, end: int, rest: int) -> Item:
+        if rest == PLAIN:
+            return end
+        return rest if end == self.exit_state else (end, rest)
+
+    def merged(
+        self, union_of: Callable[[tuple[int, ...], list[Pair]], int]
+    ) -> tuple[np.ndarray, np.ndarray, list[Pair]]:
+        """Every token ascending, its target (a state, or the code of a join in the
+        pairs returned), and those pairs; a token several blocks read leads to
+        ``union_of`` of their targets and the pairs."""
+        pairs: list[Pair] = []
+        coded = [self._coded(block, pairs) for block in self.blocks]
+        joined = disjoint(coded, self.vocab_size, lambda targets: union_of(targets, pairs))
+        tokens, targets, _ = sorted_row(joined, self.vocab_size)
+        return tokens, targets, pairs
+
+    def _coded(self, block: Block, pairs: list[Pair]) -> Block:
+        """``block`` with states or codes (-2, -3, ...) of ``pairs`` as targets: the
+        joins of a lexeme block are handed a range of codes, in C loops (an object's
+        keys hand out one per key prefix). A pair met twice in a row gets two codes
+        and numbers one state (joins are memoised); the code of an end where the
+        lexeme is over stays unused, so the codes stay a range."""
+        if block.rest == PLAIN:
+            return block
+        ends = block.targets.tolist()
+        first = -2 - len(pairs)
+        pairs.extend(zip(ends, repeat(block.rest)))
+        codes = list(range(first, first - len(ends), -1))
+        if self.exit_state in ends:
+            for position, end in enumerate(ends):
+                if end == self.exit_state:
+                    codes[position] = block.rest
+        return Block(block.tokens, block.inverse, np.asarray(codes, np.int32), block.mask)
 
 
 def disjoint(blocks: list[Block], vocab_size: int, union_of: UnionOf) -> list[Block]:

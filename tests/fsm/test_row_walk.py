@@ -25,9 +25,6 @@ from fsm.json_schema.json_text import string_except, whitespace
 from fsm.json_schema.strings import ANY_STRING
 from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import ROOT, RowWalker
-from fsm.token_row import Block as _Block
-from fsm.token_row import combine as _combine
-from fsm.token_row import sorted_row
 from fsm.terms import (
     EPS,
     Lexeme,
@@ -278,59 +275,6 @@ def test_a_union_state_is_the_union_of_its_items(words):
     assert automaton.term(union) == expected
     for word in [words[0], "q" + words[1], *words[2:]]:
         assert matches(automaton.term(union), word.encode())
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 40), st.integers(-6, 8).filter(lambda end: end != -1)),
-        min_size=1,
-        max_size=120,
-    ),
-    st.sampled_from([41, 5000]),
-)
-def test_union_targets_grouped_by_token(pairs, vocab_size):
-    """A union's shared tokens, grouped (by a sort for few pairs, by a counting sort
-    over the vocabulary for many), each read the ascending distinct ends it leads to,
-    and equal groups are one combination."""
-    tokens = np.asarray([token for token, _ in pairs], np.int32)
-    ends = np.asarray([end for _, end in pairs], np.int32)
-    distinct, inverse, combinations = _combine(tokens, ends, vocab_size)
-    expected = {token: tuple(sorted({e for t, e in pairs if t == token})) for token, _ in pairs}
-    assert distinct.tolist() == sorted(expected)
-    assert [combinations[i] for i in inverse.tolist()] == [expected[t] for t in sorted(expected)]
-    assert len(set(combinations)) == len(combinations)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from([64, 4096]), st.data())
-def test_row_joined_from_blocks(vocab_size, data):
-    """A row's disjoint blocks (targets aligned, or through an inverse; negative codes
-    included), joined by a sort when they are few against the vocabulary and by a
-    scatter into a vocabulary-sized array otherwise, read every token ascending with
-    its target and the mask of exactly those tokens."""
-    tokens = data.draw(st.lists(st.integers(0, vocab_size - 1), unique=True, max_size=300))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(tokens)), max_size=4)))
-    expected: dict[int, int] = {}
-    found = []
-    for lo, hi in zip([0, *cuts], [*cuts, len(tokens)]):
-        block = np.asarray(tokens[lo:hi], np.int32)
-        targets = data.draw(st.lists(st.integers(-9, 40), min_size=1, max_size=5))
-        if data.draw(st.booleans()):
-            inverse = [data.draw(st.integers(0, len(targets) - 1)) for _ in block]
-            found.append(
-                _Block(block, np.asarray(inverse, np.int32), np.asarray(targets, np.int32))
-            )
-            expected.update(zip(block.tolist(), [targets[i] for i in inverse]))
-        else:
-            aligned = [data.draw(st.integers(-9, 40)) for _ in block]
-            found.append(_Block(block, None, np.asarray(aligned, np.int32)))
-            expected.update(zip(block.tolist(), aligned))
-    row_tokens, row_targets, mask = sorted_row(found, vocab_size)
-    assert row_tokens.tolist() == sorted(expected)
-    assert row_targets.tolist() == [expected[token] for token in sorted(expected)]
-    bits = np.unpackbits(mask.view(np.uint8), bitorder="little")
-    assert np.flatnonzero(bits).tolist() == sorted(expected)
 
 
 # ------------------------------------------------------------------ walk shortcuts
