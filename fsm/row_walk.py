@@ -315,7 +315,8 @@ class RowWalker:
             node, state, other = todo.pop()
             nodes, labels = children(node, trie.labels, trie.ends)
             mine = parts.step_bytes(state, labels)
-            theirs = parts.step_bytes(other, labels) if other != DEAD else np.full_like(mine, DEAD)
+            # the other lexeme's states recur at every node: read from the byte table
+            theirs = self.table.row(other)[labels] if other != DEAD else np.full_like(mine, DEAD)
             live, same = mine != DEAD, mine == theirs
             taken.extend(nodes[live & same].tolist())
             apart = live & ~same
