@@ -723,6 +723,11 @@ def derivative(term: Term, byte: int) -> Term:
     if kind is Cat and type(term.items[0]) is Bytes:  # type: ignore[attr-defined]
         # a literal's step, or a branch the byte does not start: no memo to allocate
         return term.rest() if term.items[0].mask >> byte & 1 else EMPTY  # type: ignore[attr-defined]
+    if kind is Checked:
+        # not memoised: a checked term's derivatives are its text's prefixes, new ones
+        # for every number a service writes, which a shared term (``INTEGRAL_NUMBER``)
+        # would keep alive for the life of the process
+        return _derivative(term, byte)
     memo = term._derivatives
     if memo is None:
         memo = term._derivatives = {}
@@ -735,6 +740,8 @@ def derivative(term: Term, byte: int) -> Term:
             cached = derivative(term, firsts[byte])
         if cached is None:
             cached = _derivative(term, byte)
+            if cached == term:  # a loop (a string's body after a character): no new copy
+                cached = term
         memo[byte] = cached
     return cached
 

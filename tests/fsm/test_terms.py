@@ -10,6 +10,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import fsm
+from fsm.json_schema.json_text import ANY_STRING as JSON_STRING
+from fsm.json_schema.json_text import INTEGRAL_NUMBER
 from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,
@@ -271,3 +273,21 @@ def test_a_lexeme_hint_is_not_part_of_its_value_and_derives_along():
     after = derivative(keyed, ord('"'))
     assert after.within == derivative(plain, ord('"'))
     assert derivative(after, ord("a")).within == derivative(derivative(plain, ord('"')), ord("a"))
+
+
+def test_a_derivative_equal_to_its_term_is_that_term():
+    """A JSON string's body read by one more character is the body itself, not an equal
+    copy: copies would chain through the memos of the shared string term, one per path
+    a text takes, and live as long as the process."""
+    body = derivative(JSON_STRING, ord('"'))
+    assert derivative(body, ord("a")) is body
+    assert derivative(derivative(body, ord("b")), ord("c")) is body
+
+
+def test_a_checked_term_keeps_no_derivatives():
+    """A number's checked prefixes are new terms for every number written; the shared
+    number term does not memoise them (it would keep every prefix a service ever
+    wrote), so deriving it twice gives equal terms, not one kept term."""
+    first, second = derivative(INTEGRAL_NUMBER, ord("7")), derivative(INTEGRAL_NUMBER, ord("7"))
+    assert first == second and first is not second
+    assert matches(first, b"") and not matches(first, b".")
