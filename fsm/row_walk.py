@@ -334,29 +334,24 @@ class RowWalker:
         return _joined(own, _below_nodes(self._root_walk(within), np.asarray(taken), trie))
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
-        """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does."""
+        """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does.
+        Where the walk stops at states not expanded yet, they are expanded and the walk
+        goes on below every such node in one kernel call (a counted string stops at a
+        new state per character count, and at several per level)."""
         assert self.parts is not None
         exit_state = self.parts.exit_state
         token_parts, end_parts, exit_parts = [], [], []
-        todo = [(nodes, lexeme)]
-        while todo:
-            below, state = todo.pop()
-            if not self.table.is_expanded(state):
-                self.table.expand(state)
-            tokens, ends, stopped, stopped_states = self._walk(
-                below, np.full(len(below), state, np.int32), exit_state
-            )
+        below, states = nodes, np.full(len(nodes), lexeme, np.int32)
+        while len(below):
+            for state in np.unique(states).tolist():
+                if not self.table.is_expanded(state):
+                    self.table.expand(state)
+            tokens, ends, stopped, stopped_states = self._walk(below, states, exit_state)
             token_parts.append(tokens)
             end_parts.append(ends)
             exiting = stopped_states == exit_state
             exit_parts.append(stopped[exiting])
-            stopped, stopped_states = stopped[~exiting], stopped_states[~exiting]
-            if len(stopped):
-                waiting, which = np.unique(stopped_states, return_inverse=True)
-                todo.extend(
-                    (stopped[which == position], waiting_state)
-                    for position, waiting_state in enumerate(waiting.tolist())
-                )
+            below, states = stopped[~exiting], stopped_states[~exiting]
         ends, inverse = _distinct(np.concatenate(end_parts))
         return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
 

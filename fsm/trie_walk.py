@@ -44,10 +44,17 @@ def walk_trie(
     Returns ``(token_ids, end_states, pending_nodes, pending_states)``; tokens in trie
     order within each root."""
     num_known = row_of.shape[0]
-    out_tokens = np.empty(token_ids.shape[0], np.int32)
-    out_states = np.empty(token_ids.shape[0], np.int32)
-    pending_nodes = np.empty(labels.shape[0], np.int32)
-    pending_states = np.empty(labels.shape[0], np.int32)
+    # outputs sized by the roots' subtrees (a subtree is a run of preorder positions):
+    # most calls walk below a few nodes, not the whole trie
+    most_tokens = 0
+    most_nodes = 0
+    for r in range(roots.shape[0]):
+        most_tokens += token_starts[ends[roots[r]]] - token_starts[roots[r]]
+        most_nodes += ends[roots[r]] - roots[r]
+    out_tokens = np.empty(most_tokens, np.int32)
+    out_states = np.empty(most_tokens, np.int32)
+    pending_nodes = np.empty(most_nodes, np.int32)
+    pending_states = np.empty(most_nodes, np.int32)
     stack = np.empty(max_depth + 1, np.int32)  # rows of the open nodes' states
     found = 0
     pending = 0
