@@ -127,7 +127,7 @@ class RowWalker:
         return TokenRow(found, exit_state, self.vocab_size)
 
     def joined(self, pair: tuple[int, int]) -> int:
-        """The state of a deferred join (``walk``), numbered and discovered."""
+        """The state of a join (``target``, ``merged``), numbered and discovered."""
         assert self.parts is not None
         state = self.parts.join(*pair)
         self.table.discover(np.asarray([state], np.int32))
