@@ -10,8 +10,8 @@ the walk found them, overlapping where branches share tokens, and:
 
 * its mask is the blocks' masks or'ed together (a block that a cached lexeme walk hands
   out again brings its mask along; small blocks are packed together);
-* the target of one token comes from the blocks that hold it (``targets_of``: one
-  target, or several that lead to their union);
+* the target of one token comes from the blocks that hold it (``items_of``: one
+  state or join, or several that lead to their union);
 * the merged row, every token ascending with its target, is built only when asked
   (``merged``: ``TokenIndex.next_states``, an eager build).
 
