@@ -30,6 +30,8 @@ from fsm.trie_walk import (
     in_subtrees_py,
     pack_bitmask,
     pack_bitmask_py,
+    position_of,
+    position_of_py,
     read_by_several,
     read_by_several_py,
     read_row,
@@ -245,6 +247,13 @@ def test_children_and_token_nodes_spell_the_tokens(vocab):
 def test_read_by_several_matches_twin(size, data):
     tokens = np.asarray(data.draw(st.lists(st.integers(0, size - 1), max_size=600)), np.int32)
     np.testing.assert_array_equal(read_by_several(tokens, size), read_by_several_py(tokens, size))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=60), st.integers(0, 40))
+def test_position_of_matches_twin(listed, token):
+    tokens = np.asarray(listed, np.int32)
+    assert position_of(tokens, token) == position_of_py(tokens, token)
 
 
 @settings(max_examples=200, deadline=None)
