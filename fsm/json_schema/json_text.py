@@ -112,6 +112,9 @@ def string_except(names: Iterable[str]) -> Term:
     (unless the node is a name), continue with a trie child, or take any other
     character and then anything. Once it has left every name it reads as any string,
     so it is declared ``within`` one: its token walks take over the plain string's.
+    A child's node is a thunk, built when a text first reaches it: an object with
+    hundreds of keys is compiled without its trie, and a walk builds the few key
+    prefixes it reads.
     """
     trie: dict = {}
     for name in set(names):
@@ -119,18 +122,30 @@ def string_except(names: Iterable[str]) -> Term:
         for char in name:
             node = node.setdefault(char, {})
         node[None] = {}
-    return lexeme(cat(QUOTE, _except_node(trie)), within=ANY_STRING)
+    excluded = frozenset(names)
+    return lexeme(cat(QUOTE, _except_node(trie, excluded, "")), within=ANY_STRING)
 
 
-def _except_node(node: dict) -> Term:
+def _except_node(node: dict, excluded: frozenset[str], prefix: str) -> Term:
+    """The rest of a string other than ``excluded`` after the characters ``prefix``
+    (the trie ``node`` they reach)."""
     children = [c for c in node if c is not None]
     options = [_other_string(frozenset(children))]
     if None not in node:
         options.append(QUOTE)
     options.extend(
-        cat(literal(json_escape(ord(c)).encode()), _except_node(node[c])) for c in children
+        cat(literal(json_escape(ord(c)).encode()), _except_child(node[c], excluded, prefix + c))
+        for c in children
     )
     return alt(*options)
+
+
+def _except_child(node: dict, excluded: frozenset[str], prefix: str) -> Term:
+    """``_except_node`` of a trie child, built on first use (keyed by the excluded
+    names and the prefix, so equal key sets give equal terms)."""
+    return thunk(
+        ("json-string-except", excluded, prefix), lambda: _except_node(node, excluded, prefix)
+    )
 
 
 @lru_cache(maxsize=256)

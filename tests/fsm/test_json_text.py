@@ -1,0 +1,57 @@
+"""JSON text pieces: "a string other than these keys" means what it says, built lazily."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fsm.json_schema.json_text import encode_string, string_except
+from fsm.terms import Thunk, matches
+
+# few letters, so that random texts often are, or start like, one of the names
+_TEXTS = st.text(alphabet='ab\u00e9"\\\n', max_size=4)
+
+
+@given(names=st.lists(_TEXTS, max_size=5), text=_TEXTS)
+def test_a_string_other_than_the_names_is_every_other_string(names, text) -> None:
+    assert matches(string_except(names), encode_string(text)) == (text not in names)
+
+
+@given(names=st.lists(_TEXTS, max_size=5), text=_TEXTS)
+def test_a_string_other_than_the_names_is_the_same_term_however_built(names, text) -> None:
+    """Two builds over one set of names are equal terms after any read, so an index
+    numbers them as one state."""
+    first, second = string_except(names), string_except(list(reversed(names)))
+    assert first == second
+    data = encode_string(text)
+    for end in range(len(data)):
+        assert matches(first, data[:end]) == matches(second, data[:end])
+
+
+def test_key_prefixes_are_built_only_when_read() -> None:
+    names = [f"key{number:03d}" for number in range(300)]
+    term = string_except(names)
+    thunks = _thunks_reachable(term)
+    assert thunks and all(thunk._body is None for thunk in thunks)  # only the root built
+    assert matches(term, encode_string("key0"))
+    assert sum(thunk._body is not None for thunk in _thunks_reachable(term)) <= len("key0")
+
+
+def _thunks_reachable(term) -> list[Thunk]:
+    """The thunks reachable from ``term`` without building any."""
+    found, todo, seen = [], [term], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, Thunk):
+            found.append(current)
+            if current._body is not None:
+                todo.append(current._body)
+            continue
+        for name in ("items", "item"):
+            inner = getattr(current, name, None)
+            if inner is not None:
+                todo.extend(inner if isinstance(inner, tuple | frozenset) else [inner])
+    return found
