@@ -99,6 +99,25 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state "``lexeme_state``, then ``continuation``"."""
         ...
 
+    def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
+        """``(plain, lo, hi)`` when the lexeme repeats a unit ``lo..hi`` times then closes
+        (a JSON string with a length bound): ``plain`` (a key) repeats it any number of
+        times. Its walk is the plain one's with a count of units per token
+        (``fsm.counted``). None otherwise."""
+        ...
+
+    def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
+        """The states of the plain repetition ``plain``: ``table[state, byte]`` (the exit
+        is ``len(partials)``, state 0 is ``plain``) and the part of a unit left in each;
+        None when its units cannot be counted exactly."""
+        ...
+
+    def counted_states(self, lexeme_state: int, ends: list[tuple[Hashable, int]]) -> list[int]:
+        """The states of the counted lexeme ``lexeme_state`` after each ``(partial,
+        units)``: ``units`` units begun, the last one still ``partial`` (one of
+        ``unit_automaton``'s)."""
+        ...
+
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         """What identifies a lexeme state across automata (``fsm.lexeme_cache``)."""
         ...

@@ -14,6 +14,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from fsm.automaton import DEAD
+from fsm.counted import counted_form, plain_form, unit_automaton
 from fsm.decompose import branch_terms, may_hold_lexemes, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
@@ -63,6 +64,7 @@ class DerivativeAutomaton:
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
         self._exit: int | None = None
+        self._counted: dict[tuple[Term, Term, Term, int, int | None], int] = {}
         self._has_lexemes: bool | None = None
 
     @property
@@ -157,6 +159,37 @@ class DerivativeAutomaton:
             joined = cat(self._term(lexeme_state), self._term(continuation))
             state = self._joins[key] = self._intern(joined)
         return state
+
+    def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
+        """``(plain, lo, hi)`` when the lexeme is ``unit{lo,hi} close`` (``fsm.counted``):
+        ``plain`` is ``unit* close``, as a key."""
+        counted = counted_form(self._term(lexeme_state))
+        return None if counted is None else (counted.plain, counted.lo, counted.hi)
+
+    def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
+        """The automaton of a plain repetition from ``counting`` with its partial units
+        (``fsm.counted.unit_automaton``), or None when its units cannot be counted."""
+        counted = plain_form(plain) if isinstance(plain, Term) else None
+        units = None if counted is None else unit_automaton(counted)
+        return None if units is None else (units.table, units.partials)
+
+    def counted_states(self, lexeme_state: int, ends: list[tuple[Hashable, int]]) -> list[int]:
+        """The states of the counted lexeme ``lexeme_state`` after each ``(partial,
+        units)``: ``units`` units begun, the last one still ``partial`` (``EPS``:
+        complete). Memoised by the state's own bounds: the rows of a string's next
+        characters end in the same states, one count further."""
+        counted = counted_form(self._term(lexeme_state))
+        assert counted is not None
+        found = []
+        for partial, units in ends:
+            assert isinstance(partial, Term)
+            hi = None if counted.hi is None else counted.hi - units
+            key = (counted.unit, counted.close, partial, max(counted.lo - units, 0), hi)
+            state = self._counted.get(key)
+            if state is None:
+                state = self._counted[key] = self._intern(counted.after(partial, units))
+            found.append(state)
+        return found
 
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         """The lexeme's term (terms compare by structure, across automata)."""

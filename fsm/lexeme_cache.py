@@ -42,23 +42,45 @@ class SharedLexemeWalk:
         return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes + masked)
 
 
+@dataclass(frozen=True)
+class CountedWalk:
+    """The walk of a plain repetition lexeme (``fsm.counted``): each token's state in
+    its unit automaton (``kinds``; the exit is ``len(partials)``) and units completed
+    (``counts``), the trie nodes with children where it ends and the units there."""
+
+    tokens: np.ndarray
+    kinds: np.ndarray
+    counts: np.ndarray
+    exits: np.ndarray
+    exit_counts: np.ndarray
+    partials: tuple[Hashable, ...]
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.tokens, self.kinds, self.counts, self.exits, self.exit_counts)
+        return int(sum(array.nbytes for array in arrays))
+
+
+CachedWalk = SharedLexemeWalk | CountedWalk
+
+
 class LexemeWalkCache:
     """Least-recently-used lexeme walks, at most ``max_bytes`` of arrays in all."""
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._walks: OrderedDict[Hashable, SharedLexemeWalk] = OrderedDict()
+        self._walks: OrderedDict[Hashable, CachedWalk] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> SharedLexemeWalk | None:
+    def get(self, key: Hashable) -> CachedWalk | None:
         with self._lock:
             walk = self._walks.get(key)
             if walk is not None:
                 self._walks.move_to_end(key)
             return walk
 
-    def put(self, key: Hashable, walk: SharedLexemeWalk) -> None:
+    def put(self, key: Hashable, walk: CachedWalk) -> None:
         if walk.nbytes > self.max_bytes:
             return
         with self._lock:

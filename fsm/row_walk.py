@@ -44,11 +44,13 @@ import numpy as np
 
 from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
-from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
+from fsm.counted import counting_table
+from fsm.lexeme_cache import CountedWalk, LexemeWalkCache, SharedLexemeWalk
 from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     children,
+    counted_tokens,
     follow_path,
     in_subtrees,
     pack_bitmask,
@@ -115,6 +117,8 @@ class RowWalker:
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
         self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
+        # plain repetitions' counted walks (None: not countable), for this index
+        self._counted_bases: dict[Hashable, CountedWalk | None] = {}
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -227,8 +231,11 @@ class RowWalker:
         if known is not None:
             return known
         within = parts.lexeme_within(lexeme)
+        counted = None if within is not None else self._counted_walk(lexeme)
         if within is not None and within != lexeme:
             walked = self._within_walk(lexeme, within)
+        elif counted is not None:
+            walked = counted
         else:
             strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
             if strings is not None:
@@ -258,7 +265,7 @@ class RowWalker:
         """The vocabulary's walk under ``key``, its end states renumbered for this
         automaton (None: not cached, or no cache)."""
         known = None if key is None or self.shared is None else self.shared.get(key)
-        if known is None:
+        if not isinstance(known, SharedLexemeWalk):
             return None
         assert self.parts is not None
         ends = np.asarray([self.parts.lexeme_state(end) for end in known.end_keys], np.int32)
@@ -276,6 +283,75 @@ class RowWalker:
                 walked.tokens, walked.inverse, end_keys, walked.exits, walked.packed(self.words)
             ),
         )
+
+    def _counted_walk(self, lexeme: int) -> _LexemeWalk | None:
+        """The walk of a lexeme that repeats a unit a bounded number of times, read off
+        the plain repetition's counted walk (``fsm.counted``): a token is kept when the
+        units it begins fit the bounds, and leads to the lexeme state of its count.
+        None when the lexeme is not such a repetition, or its units cannot be counted."""
+        assert self.parts is not None
+        counting = self.parts.counting(lexeme)
+        if counting is None:
+            return None
+        plain, lo, hi = counting
+        base = self._counted_base(plain)
+        if base is None:
+            return None
+        top = self.trie.max_depth + 1 if hi is None else hi  # no token begins more units
+        exit_kind, width = len(base.partials), self.trie.max_depth + 1
+        tokens, inverse, codes = counted_tokens(
+            base.tokens, base.kinds, base.counts, exit_kind, width, lo, top
+        )
+        ends = np.full(len(codes), self.parts.exit_state, np.int32)
+        inside = codes < exit_kind * width
+        kinds, counts = np.divmod(codes[inside], width)
+        ends[inside] = self.parts.counted_states(
+            lexeme,
+            [
+                (base.partials[kind], count + (kind > 0))
+                for kind, count in zip(kinds.tolist(), counts.tolist())
+            ],
+        )
+        fits = (base.exit_counts >= lo) & (base.exit_counts <= top)
+        return _LexemeWalk(tokens, inverse, ends, base.exits[fits])
+
+    def _counted_base(self, plain: Hashable) -> CountedWalk | None:
+        """The walk of the plain repetition ``plain`` with each token's units, kept by
+        the vocabulary (one kernel walk over its unit automaton times a count)."""
+        assert self.parts is not None
+        key = ("counted", plain)
+        known = None if self.shared is None else self.shared.get(key)
+        if known is None:
+            known = self._counted_bases.get(key)
+        if isinstance(known, CountedWalk) or key in self._counted_bases:
+            return known  # type: ignore[return-value]
+        units = self.parts.unit_automaton(plain)
+        walked = None
+        if units is not None:
+            table, partials = units
+            width = self.trie.max_depth + 1
+            counting, row_of = counting_table(table, len(partials), self.trie.max_depth)
+            trie = self.trie
+            tokens, ends, exits, exit_states = walk_trie(
+                counting,
+                row_of,
+                ROOT,
+                np.zeros(1, np.int32),
+                trie.labels,
+                trie.depths,
+                trie.ends,
+                trie.token_starts,
+                trie.token_ids,
+                NO_STOP,
+                trie.max_depth,
+            )
+            walked = CountedWalk(
+                tokens, ends // width, ends % width, exits, exit_states % width, partials
+            )
+            if self.shared is not None:
+                self.shared.put(key, walked)
+        self._counted_bases[key] = walked
+        return walked
 
     def _finite_walk(self, lexeme: int, strings: list[bytes]) -> _LexemeWalk:
         """The walk from the root of a lexeme with few strings (an object key,

@@ -487,3 +487,58 @@ def follow_path_py(labels, ends, data):
         node = matching[0]
         nodes.append(node)
     return np.asarray(nodes, np.int32)
+
+
+@njit(cache=True, nogil=True)
+def counted_tokens(tokens, kinds, counts, exit_kind, width, lo, hi):
+    """The tokens of a counted walk (``fsm.counted``) whose units fit ``lo..hi``: a
+    token in a partial unit (``0 < kind < exit_kind``) begins one more than it
+    completed, and one that ends the lexeme needs at least ``lo``. Each kept token's
+    end is coded ``kind * width + count`` (the exit's as ``exit_kind * width``) and
+    numbered in order of first appearance.
+
+    Returns ``(kept tokens, inverse into the codes, the codes)``."""
+    number = np.full((exit_kind + 1) * width, -1, np.int32)
+    kept = np.empty(tokens.shape[0], np.int32)
+    inverse = np.empty(tokens.shape[0], np.int32)
+    codes = np.empty(number.shape[0], np.int32)
+    found = 0
+    distinct = 0
+    for i in range(tokens.shape[0]):
+        kind = kinds[i]
+        count = counts[i]
+        if kind == exit_kind:
+            if count < lo or count > hi:
+                continue
+            code = exit_kind * width
+        else:
+            if count + (kind > 0) > hi:
+                continue
+            code = kind * width + count
+        if number[code] < 0:
+            number[code] = distinct
+            codes[distinct] = code
+            distinct += 1
+        kept[found] = tokens[i]
+        inverse[found] = number[code]
+        found += 1
+    return kept[:found], inverse[:found], codes[:distinct]
+
+
+def counted_tokens_py(tokens, kinds, counts, exit_kind, width, lo, hi):
+    """Plain-Python twin of ``counted_tokens``."""
+    kept: list[int] = []
+    inverse: list[int] = []
+    codes: list[int] = []
+    for token, kind, count in zip(tokens.tolist(), kinds.tolist(), counts.tolist()):
+        begun = count + (0 < kind < exit_kind)
+        if kind == exit_kind and not lo <= count <= hi:
+            continue
+        if kind != exit_kind and begun > hi:
+            continue
+        code = exit_kind * width if kind == exit_kind else kind * width + count
+        if code not in codes:
+            codes.append(code)
+        kept.append(token)
+        inverse.append(codes.index(code))
+    return tuple(np.asarray(values, np.int32) for values in (kept, inverse, codes))

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
@@ -22,7 +22,7 @@ from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import string_except, whitespace
-from fsm.json_schema.strings import ANY_STRING
+from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import ROOT, RowWalker
 from fsm.terms import (
@@ -364,3 +364,34 @@ def test_walks_below_a_string_s_exits_are_shared_across_indexes(smol_vocab):
     own = second._lexeme_walk(exits, state)
     assert walked(reused, second_automaton) == walked(own, second_automaton)
     assert walked(reused, second_automaton) == walked(kept, first_automaton)
+
+
+_READS = st.lists(st.sampled_from(["a", "é", "\\n", "\\u00e9", '\\"', "\xc3", "\\u0"]), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lo=st.integers(0, 6), extra=st.one_of(st.none(), st.integers(0, 6)), read=_READS)
+def test_counted_strings_walk_as_the_kernel_does(smol_vocab, lo, extra, read):
+    """A string with length bounds, after any text that still fits (characters,
+    escapes, a character cut inside its UTF-8 bytes or its escape), is walked from the
+    plain string's counted walk to the tokens, end states and exits of a kernel walk."""
+    hi = None if extra is None else lo + extra
+    walker, automaton = walker_of(
+        string_term({"minLength": lo, **({} if hi is None else {"maxLength": hi})}, _refuse),
+        smol_vocab,
+    )
+    state = automaton.step(automaton.initial, ord('"'))
+    for byte in "".join(read).encode("utf-8", "surrogatepass").replace(b"\xc3\x83", b"\xc3"):
+        if state < 0:
+            break
+        state = automaton.step(state, byte)
+    assume(state >= 0 and state != automaton.exit_state)
+    counted = walker._counted_walk(state)
+    if automaton.counting(state) is not None and (lo, hi) != (0, None):
+        assert counted is not None
+    if counted is not None:
+        assert walked(counted, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)
+
+
+def _refuse(keyword: str, detail: str) -> None:
+    raise AssertionError(f"{keyword}: {detail}")

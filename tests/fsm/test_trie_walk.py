@@ -22,6 +22,8 @@ from fsm.trie_walk import (
     ABSENT,
     children,
     children_py,
+    counted_tokens,
+    counted_tokens_py,
     follow_path,
     follow_path_py,
     group_by_token,
@@ -640,3 +642,23 @@ def test_build_all_reports_progress_up_to_every_row(automaton, vocab):
     assert all(0 < done <= known for done, known in seen)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
     assert seen[-1][0] == seen[-1][1] == index.num_rows_built
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_counted_tokens_matches_twin(data):
+    """Filtering a counted walk's tokens by bounds, against its twin."""
+    exit_kind, width = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 8))
+    size = data.draw(st.integers(0, 200))
+    tokens = np.arange(size, dtype=np.int32)
+    kinds = np.asarray(
+        data.draw(st.lists(st.integers(0, exit_kind), min_size=size, max_size=size)), np.int32
+    )
+    counts = np.asarray(
+        data.draw(st.lists(st.integers(0, width - 1), min_size=size, max_size=size)), np.int32
+    )
+    lo = data.draw(st.integers(0, width))
+    hi = data.draw(st.integers(lo, width + 1))
+    args = (tokens, kinds, counts, exit_kind, width, lo, hi)
+    for fast, slow in zip(counted_tokens(*args), counted_tokens_py(*args), strict=True):
+        np.testing.assert_array_equal(fast, slow)
