@@ -71,6 +71,7 @@ from fsm.terms import (
     complement,
     first_bytes,
     intersect,
+    lexeme,
     matches,
     star,
     thunk,
@@ -240,8 +241,11 @@ class SchemaCompiler:
 
     def _values_term(self, values: list, parts: list[Term]) -> Term:
         """The listed values that meet ``parts``: a string, boolean or null value has
-        one writing, so it is checked now; other values are intersected."""
+        one writing, so it is checked now; other values are intersected. Values that
+        are all such words make a lexeme (no writing of one extends another's), so
+        "whitespace, then one of them" is walked as one shared lexeme."""
         options = []
+        words = True
         for value in values:
             term = value_term(value, self.ws_max)
             if isinstance(value, str | bool) or value is None:
@@ -252,8 +256,9 @@ class SchemaCompiler:
                     continue
                 except KeyError:  # a part recurses into a node still being compiled
                     pass
+            words = False
             options.append(intersect(term, *parts))
-        return alt(*options)
+        return lexeme(alt(*options)) if words else alt(*options)
 
     def _applicator_parts(self, node: dict, pointer: str, closed: bool) -> list[Term]:
         """Terms of the in-place applicators; ``not`` and ``if`` are tests of the same

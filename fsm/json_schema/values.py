@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
-from fsm.json_schema.json_text import encode_string, sequence
+from fsm.json_schema.json_text import NULL, encode_string, sequence
 from fsm.json_schema.objects import ObjectShape, object_term
-from fsm.terms import EMPTY, Term, alt, cat, literal, opt, plus
+from fsm.terms import EMPTY, Term, alt, cat, lexeme, literal, opt, plus
 
 
 def canonical(value: object) -> str:
@@ -34,15 +34,17 @@ def json_equal(a: object, b: object) -> bool:
 
 
 def value_term(value: object, ws_max: int) -> Term:
-    """The texts of ``value``."""
+    """The texts of ``value``. A string, ``null`` and a boolean are lexemes (no text
+    of one extends another), so an enum of them is walked as lexemes shared across
+    schemas (``fsm.row_walk``)."""
     if value is None:
-        return literal(b"null")
+        return NULL
     if isinstance(value, bool):
-        return literal(b"true" if value else b"false")
+        return lexeme(literal(b"true" if value else b"false"))
     if isinstance(value, int | float):
         return number_term(value)
     if isinstance(value, str):
-        return literal(encode_string(value))
+        return lexeme(literal(encode_string(value)))
     if isinstance(value, list):
         return sequence([value_term(v, ws_max) for v in value], ws_max, b"[", b"]")
     if isinstance(value, dict):

@@ -73,6 +73,15 @@ SCHEMAS = {
         },
         "required": ["at", "alarm"],
     },
+    "booleans, null and enums of them": {
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "gone": {"type": "null"},
+            "mode": {"enum": [True, None, "auto", "manual"]},
+        },
+        "required": ["ok", "mode"],
+    },
 }
 
 
@@ -395,3 +404,20 @@ def test_counted_strings_walk_as_the_kernel_does(smol_vocab, lo, extra, read):
 
 def _refuse(keyword: str, detail: str) -> None:
     raise AssertionError(f"{keyword}: {detail}")
+
+
+@pytest.mark.parametrize("value", ["true", "null", '"auto"'])
+def test_a_boolean_null_or_enum_value_is_walked_as_a_lexeme(smol_vocab, value):
+    """After a key, whitespace then ``true``, ``null`` or an enum string splits into a
+    lexeme and the rest, so its walk is shared across schemas."""
+    schema = SCHEMAS["booleans, null and enums of them"]
+    automaton = automaton_of(JsonSchema(schema))
+    key = "ok" if value == "true" else "gone" if value == "null" else "mode"
+    state = automaton.initial
+    for byte in f'{{"{key}":'.encode():
+        state = automaton.step(state, byte)
+    branches = automaton.branches(state) or (state,)
+    assert any(automaton.lexeme_split(branch) is not None for branch in branches)
+    for byte in f" {value}".encode():
+        state = automaton.step(state, byte)
+    assert state >= 0
