@@ -116,40 +116,34 @@ def string_except(names: Iterable[str]) -> Term:
     (unless the node is a name), continue with a trie child, or take any other
     character and then anything. Once it has left every name it reads as any string,
     so it is declared ``within`` one: its token walks take over the plain string's.
-    A child's node is a thunk, built when a text first reaches it: an object with
-    hundreds of keys is compiled without its trie, and a walk builds the few key
-    prefixes it reads.
+    A child's node is a thunk, built when a text first reaches it, and identified by
+    the names' suffixes below it: an object with hundreds of keys is compiled without
+    its trie, and equal subtrees (the rest of ``"name"`` in two objects with different
+    keys) are equal terms, whose walks the vocabulary shares.
     """
-    trie: dict = {}
-    for name in set(names):
-        node = trie
-        for char in name:
-            node = node.setdefault(char, {})
-        node[None] = {}
-    excluded = frozenset(names)
-    return lexeme(cat(QUOTE, _except_node(trie, excluded, "")), within=ANY_STRING)
+    return lexeme(cat(QUOTE, _except_rest(frozenset(names))), within=ANY_STRING)
 
 
-def _except_node(node: dict, excluded: frozenset[str], prefix: str) -> Term:
-    """The rest of a string other than ``excluded`` after the characters ``prefix``
-    (the trie ``node`` they reach)."""
-    children = [c for c in node if c is not None]
-    options = [_other_string(frozenset(children))]
-    if None not in node:
+def _except_rest(suffixes: frozenset[str]) -> Term:
+    """The rest of a string other than ``suffixes`` (what is left of the names after
+    the characters read, all of which they share)."""
+    after: dict[str, set[str]] = {}
+    for suffix in suffixes:
+        if suffix:
+            after.setdefault(suffix[0], set()).add(suffix[1:])
+    options = [_other_string(frozenset(after))]
+    if "" not in suffixes:
         options.append(QUOTE)
     options.extend(
-        cat(literal(json_escape(ord(c)).encode()), _except_child(node[c], excluded, prefix + c))
-        for c in children
+        cat(literal(json_escape(ord(char)).encode()), _except_child(frozenset(rest)))
+        for char, rest in after.items()
     )
     return alt(*options)
 
 
-def _except_child(node: dict, excluded: frozenset[str], prefix: str) -> Term:
-    """``_except_node`` of a trie child, built on first use (keyed by the excluded
-    names and the prefix, so equal key sets give equal terms)."""
-    return thunk(
-        ("json-string-except", excluded, prefix), lambda: _except_node(node, excluded, prefix)
-    )
+def _except_child(suffixes: frozenset[str]) -> Term:
+    """``_except_rest`` built on first use, keyed by its suffixes."""
+    return thunk(("json-string-except", suffixes), lambda: _except_rest(suffixes))
 
 
 @lru_cache(maxsize=256)
