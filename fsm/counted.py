@@ -123,9 +123,7 @@ def unit_automaton(counted: Counted) -> UnitAutomaton | None:
     if nullable(unit) or first_bytes(unit) & close.mask:
         return None
     plain = counted.plain
-    tail = plain.item.items if isinstance(plain, Lexeme) and isinstance(plain.item, Cat) else ()
-    if len(tail) != 2:
-        return None
+    tail = (repeat(unit, 0, None), close)  # the items of ``plain``'s concatenation
     numbers: dict[Term, int] = {plain: 0}
     partials: list[Term] = [EPS]
     rows: list[np.ndarray] = []

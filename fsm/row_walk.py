@@ -231,10 +231,9 @@ class RowWalker:
         if known is not None:
             return known
         within = parts.lexeme_within(lexeme)
-        counted = None if within is not None else self._counted_walk(lexeme)
         if within is not None and within != lexeme:
             walked = self._within_walk(lexeme, within)
-        elif counted is not None:
+        elif (counted := self._counted_walk(lexeme)) is not None:
             walked = counted
         else:
             strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
@@ -320,13 +319,11 @@ class RowWalker:
         the vocabulary (one kernel walk over its unit automaton times a count)."""
         assert self.parts is not None
         key = ("counted", plain)
+        if key in self._counted_bases:
+            return self._counted_bases[key]
         known = None if self.shared is None else self.shared.get(key)
-        if known is None:
-            known = self._counted_bases.get(key)
-        if isinstance(known, CountedWalk) or key in self._counted_bases:
-            return known  # type: ignore[return-value]
-        units = self.parts.unit_automaton(plain)
-        walked = None
+        walked = known if isinstance(known, CountedWalk) else None
+        units = None if walked is not None else self.parts.unit_automaton(plain)
         if units is not None:
             table, partials = units
             width = self.trie.max_depth + 1
