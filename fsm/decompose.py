@@ -47,7 +47,38 @@ _SEPARATOR_BUDGET = 24
 """Sub-terms a separator may have: separators are small, anything larger is content."""
 
 
-def split_lexeme(term: Term) -> tuple[Term, Term] | None:
+class SplitMemo:
+    """What ``split_lexeme`` finds about single items, kept per automaton: the same
+    separators and heads begin many of its states (``, "key"`` every state that goes on
+    with that key). Kept no longer than the automaton, whose terms it holds."""
+
+    __slots__ = ("alphabets", "firsts", "heads")
+
+    def __init__(self) -> None:
+        self.alphabets: dict[Term, int | None] = {}
+        self.firsts: dict[Term, int] = {}
+        self.heads: dict[tuple[Term, ...], Term] = {}
+
+    def alphabet(self, item: Term) -> int | None:
+        """``_alphabet`` of a separator item within its budget."""
+        if item not in self.alphabets:
+            self.alphabets[item] = _alphabet(item, [_SEPARATOR_BUDGET])
+        return self.alphabets[item]
+
+    def first(self, head: Term) -> int:
+        """``first_bytes`` of a head lexeme."""
+        if head not in self.firsts:
+            self.firsts[head] = first_bytes(head)
+        return self.firsts[head]
+
+    def head(self, items: tuple[Term, ...]) -> Term:
+        """The lexeme of separators then a head."""
+        if items not in self.heads:
+            self.heads[items] = lexeme(cat(*items))
+        return self.heads[items]
+
+
+def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
     """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme, or None."""
     if isinstance(term, Lexeme):
         return term, EPS
@@ -56,14 +87,15 @@ def split_lexeme(term: Term) -> tuple[Term, Term] | None:
     items = term.items
     if isinstance(items[0], Lexeme):
         return items[0], term.rest()
+    memo = SplitMemo() if memo is None else memo
     used, optional = 0, False
     for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
         if position > 0 and (isinstance(item, Lexeme) or (isinstance(item, Bytes) and optional)):
-            starts = item.mask if isinstance(item, Bytes) else first_bytes(item)
+            starts = item.mask if isinstance(item, Bytes) else memo.first(item)
             if used & starts:
                 return None
-            return lexeme(cat(*items[: position + 1])), cat(*items[position + 1 :])
-        alphabet = _alphabet(item, [_SEPARATOR_BUDGET])
+            return memo.head(items[: position + 1]), term.suffix(position + 1)
+        alphabet = memo.alphabet(item)
         if alphabet is None:
             return None
         used |= alphabet
@@ -71,7 +103,9 @@ def split_lexeme(term: Term) -> tuple[Term, Term] | None:
     return None
 
 
-def branch_terms(term: Term, require_lexeme: bool = True) -> tuple[Term, ...] | None:
+def branch_terms(
+    term: Term, require_lexeme: bool = True, memo: SplitMemo | None = None
+) -> tuple[Term, ...] | None:
     """The branches of a union state when one of them splits into a lexeme (any union
     when not ``require_lexeme``), or None.
 
@@ -90,7 +124,7 @@ def branch_terms(term: Term, require_lexeme: bool = True) -> tuple[Term, ...] | 
         if head is None:
             return None
         branches = tuple(head.items)
-    if not require_lexeme or any(split_lexeme(branch) is not None for branch in branches):
+    if not require_lexeme or any(split_lexeme(branch, memo) is not None for branch in branches):
         return branches
     return None
 

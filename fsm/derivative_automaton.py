@@ -15,7 +15,7 @@ import numpy as np
 
 from fsm.automaton import DEAD
 from fsm.counted import counted_form, plain_form, unit_automaton
-from fsm.decompose import branch_terms, may_hold_lexemes, split_lexeme
+from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.terms import (
@@ -59,6 +59,7 @@ class DerivativeAutomaton:
         self._liveness_budget = liveness_budget
         self._initial = self._intern(term)
         self._splits: dict[int, tuple[int, int] | None] = {}
+        self._split_memo = SplitMemo()
         self._joins: dict[tuple[int, int], int] = {}
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
@@ -111,7 +112,7 @@ class DerivativeAutomaton:
         (``fsm.decompose.split_lexeme``)."""
         if state in self._splits:
             return self._splits[state]
-        parts = split_lexeme(self._term(state))
+        parts = split_lexeme(self._term(state), self._split_memo)
         split = None
         if parts is not None:
             head, rest = parts
@@ -156,8 +157,10 @@ class DerivativeAutomaton:
         key = lexeme_state, continuation
         state = self._joins.get(key)
         if state is None:
-            joined = cat(self._term(lexeme_state), self._term(continuation))
-            state = self._joins[key] = self._intern(joined)
+            head = self._term(lexeme_state)
+            state = self._joins[key] = self._intern(cat(head, self._term(continuation)))
+            if isinstance(head, Lexeme):  # what ``split_lexeme`` would find: it splits
+                self._splits.setdefault(state, key)  # at a head lexeme
         return state
 
     def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
@@ -225,7 +228,7 @@ class DerivativeAutomaton:
         (``fsm.decompose.branch_terms``)."""
         if state in self._branches:
             return self._branches[state]
-        terms = branch_terms(self._term(state))
+        terms = branch_terms(self._term(state), memo=self._split_memo)
         found = None if terms is None else tuple(self._intern(term) for term in terms)
         self._branches[state] = found
         return found

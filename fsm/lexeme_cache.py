@@ -27,19 +27,21 @@ DEFAULT_MAX_BYTES = 64 << 20
 @dataclass(frozen=True)
 class SharedLexemeWalk:
     """A root walk: ``tokens``, their end states ``end_keys[inverse]`` (as keys), the
-    trie nodes with children where the lexeme ends, and the tokens' packed mask when
-    they are many (``fsm.token_row.BIG_BLOCK``)."""
+    trie nodes with children where the lexeme ends, the tokens' packed mask when they
+    are many (``fsm.token_row.BIG_BLOCK``), and their trie nodes when the tokens are
+    kept in trie order (``fsm.row_walk``: a walk others take slices of)."""
 
     tokens: np.ndarray
     inverse: np.ndarray
     end_keys: tuple[Hashable, ...]
     exits: np.ndarray
     mask: np.ndarray | None = None
+    nodes: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
-        masked = 0 if self.mask is None else self.mask.nbytes
-        return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes + masked)
+        optional = (array.nbytes for array in (self.mask, self.nodes) if array is not None)
+        return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes + sum(optional))
 
 
 @dataclass(frozen=True)

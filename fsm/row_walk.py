@@ -52,9 +52,7 @@ from fsm.trie_walk import (
     children,
     counted_tokens,
     follow_path,
-    in_subtrees,
     pack_bitmask,
-    tokens_at,
     walk_trie,
 )
 
@@ -71,9 +69,10 @@ Found = list[Block]
 class _LexemeWalk:
     """Tokens read inside a lexeme: their lexeme end states are ``ends[inverse]``
     (``exit_state`` where the token ends with the lexeme); ``exits``: trie nodes with
-    children where the lexeme ends (the continuation walks below them)."""
+    children where the lexeme ends (the continuation walks below them); ``nodes``: the
+    tokens' trie nodes, ascending, when the tokens are in trie order (``_in_trie_order``)."""
 
-    __slots__ = ("_mask", "ends", "exits", "inverse", "tokens")
+    __slots__ = ("_mask", "ends", "exits", "inverse", "nodes", "tokens")
 
     def __init__(
         self,
@@ -82,12 +81,14 @@ class _LexemeWalk:
         ends: np.ndarray,
         exits: np.ndarray,
         mask: np.ndarray | None = None,
+        nodes: np.ndarray | None = None,
     ) -> None:
         self.tokens = tokens
         self.inverse = inverse
         self.ends = ends
         self.exits = exits
         self._mask = mask
+        self.nodes = nodes
 
     def packed(self, words: int) -> np.ndarray | None:
         """The tokens' packed mask when they are many (``token_row.BIG_BLOCK``),
@@ -268,7 +269,7 @@ class RowWalker:
             return None
         assert self.parts is not None
         ends = np.asarray([self.parts.lexeme_state(end) for end in known.end_keys], np.int32)
-        return _LexemeWalk(known.tokens, known.inverse, ends, known.exits, known.mask)
+        return _LexemeWalk(known.tokens, known.inverse, ends, known.exits, known.mask, known.nodes)
 
     def _share_walk(self, key: Hashable | None, walked: _LexemeWalk) -> None:
         """Keeps ``walked`` in the vocabulary's cache under ``key`` (when there is one)."""
@@ -279,7 +280,12 @@ class RowWalker:
         self.shared.put(
             key,
             SharedLexemeWalk(
-                walked.tokens, walked.inverse, end_keys, walked.exits, walked.packed(self.words)
+                walked.tokens,
+                walked.inverse,
+                end_keys,
+                walked.exits,
+                walked.packed(self.words),
+                walked.nodes,
             ),
         )
 
@@ -404,7 +410,29 @@ class RowWalker:
         own = found.walk()
         if not taken:
             return own
-        return _joined(own, _below_nodes(self._root_walk(within), np.asarray(taken), trie))
+        taken_nodes = np.sort(np.asarray(taken, np.int32))
+        return _with_subtrees(own, self._in_trie_order(within), taken_nodes, trie, self.words)
+
+    def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
+        """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once
+        and kept so in the vocabulary's cache, since the walks of "any other key" take
+        slices of a JSON string's (``_with_subtrees``)."""
+        walked = self._root_walk(lexeme)
+        if walked.nodes is not None:
+            return walked
+        nodes = self.trie.token_nodes[walked.tokens]
+        order = np.argsort(nodes, kind="stable")
+        walked = _LexemeWalk(
+            walked.tokens[order],
+            walked.inverse[order],
+            walked.ends,
+            walked.exits,
+            walked.packed(self.words),
+            nodes[order],
+        )
+        assert self.parts is not None
+        self._share_walk(None if self.shared is None else self.parts.lexeme_key(lexeme), walked)
+        return walked
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
         """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does.
@@ -507,23 +535,43 @@ class _NodeTokens:
         )
 
 
-def _below_nodes(walk: _LexemeWalk, nodes: np.ndarray, trie: TokenTrie) -> _LexemeWalk:
-    """The part of a root ``walk`` at or below ``nodes`` (disjoint subtrees)."""
-    inside = in_subtrees(nodes, trie.ends, trie.num_nodes)
-    kept = tokens_at(inside, trie.token_nodes, walk.tokens)
-    return _LexemeWalk(
-        walk.tokens[kept], walk.inverse[kept], walk.ends, walk.exits[inside[walk.exits]]
+def _with_subtrees(
+    own: _LexemeWalk, base: _LexemeWalk, taken: np.ndarray, trie: TokenTrie, words: int
+) -> _LexemeWalk:
+    """``own``'s tokens, then those of ``base`` (in trie order: ``base.nodes``) at or
+    below the ``taken`` nodes (ascending, disjoint subtrees), with the exits of both.
+
+    A subtree is a run of preorder positions, so its tokens are one slice of ``base``,
+    and the subtrees of siblings taken side by side are one slice together: "any other
+    key" takes the string's tokens everywhere but below a few key prefixes, a few
+    slices. The mask is ``base``'s with the tokens left out cleared and ``own``'s set,
+    not a pass over every token kept."""
+    assert base.nodes is not None
+    stops = trie.ends[taken]
+    starts, ends = np.searchsorted(base.nodes, taken), np.searchsorted(base.nodes, stops)
+    new_run = np.ones(len(taken), np.bool_)
+    new_run[1:] = starts[1:] != ends[:-1]  # a gap between two subtrees' tokens
+    last_of_run = np.append(new_run[1:], True)
+    runs = list(zip(starts[new_run].tolist(), ends[last_of_run].tolist(), strict=True))
+    tokens = np.concatenate([*(base.tokens[a:b] for a, b in runs), own.tokens])
+    inverse = np.concatenate(
+        [*(base.inverse[a:b] for a, b in runs), own.inverse + np.int32(len(base.ends))]
     )
-
-
-def _joined(first: _LexemeWalk, second: _LexemeWalk) -> _LexemeWalk:
-    """Two walks over disjoint tokens and exits as one (``second``'s ends after
-    ``first``'s)."""
+    under = np.searchsorted(taken, base.exits, side="right") - 1
+    kept_exits = (under >= 0) & (base.exits < stops[np.maximum(under, 0)])
+    mask = base.packed(words)
+    if mask is not None:
+        bounds = [0, *(bound for run in runs for bound in run), len(base.tokens)]
+        left_out = np.concatenate(
+            [_NONE, *(base.tokens[a:b] for a, b in zip(bounds[::2], bounds[1::2], strict=True))]
+        )
+        mask = (mask & ~pack_bitmask(left_out, words)) | pack_bitmask(own.tokens, words)
     return _LexemeWalk(
-        np.concatenate([first.tokens, second.tokens]),
-        np.concatenate([first.inverse, second.inverse + len(first.ends)]).astype(np.int32),
-        np.concatenate([first.ends, second.ends]).astype(np.int32),
-        np.concatenate([first.exits, second.exits]).astype(np.int32),
+        tokens,
+        inverse,
+        np.concatenate([base.ends, own.ends]).astype(np.int32),
+        np.concatenate([base.exits[kept_exits], own.exits]).astype(np.int32),
+        mask,
     )
 
 

@@ -167,14 +167,18 @@ class Cat(Term):
         are memoised on it, so every derivative of this term reuses them."""
         rest = self._rest
         if rest is None:
-            items = self.items[1:]  # already flat: neither EPS, EMPTY nor a Cat
-            if len(items) == 1:
-                rest = items[0]
-            else:
-                needs = any(item.needs_liveness_check for item in items)
-                rest = Cat(items, _fold_hash(items[:-1], items[-1]._hash), needs)
-            self._rest = rest
+            rest = self._rest = self.suffix(1)
         return rest
+
+    def suffix(self, start: int) -> Term:
+        """The concatenation of the items from ``start`` on (``EPS`` past the end),
+        built without ``cat``'s flattening: they are flat already (neither ``EPS``,
+        ``EMPTY`` nor a ``Cat``)."""
+        items = self.items[start:]
+        if len(items) <= 1:
+            return items[0] if items else EPS
+        needs = any(item.needs_liveness_check for item in items)
+        return Cat(items, _fold_hash(items[:-1], items[-1]._hash), needs)
 
     def __repr__(self) -> str:
         return "(" + " ".join(map(repr, self.items)) + ")"

@@ -425,35 +425,6 @@ def group_by_token_py(tokens, ends, vocab_size):
 
 
 @njit(cache=True, nogil=True)
-def in_subtrees(nodes, ends, num_nodes):
-    """``bool[num_nodes]``: whether each trie node lies at or below one of ``nodes``
-    (a subtree is a run of preorder positions, ``[node, ends[node])``)."""
-    inside = np.zeros(num_nodes, np.bool_)
-    for node in nodes:
-        inside[node : ends[node]] = True
-    return inside
-
-
-def in_subtrees_py(nodes, ends, num_nodes):
-    """Plain-Python twin of ``in_subtrees``."""
-    inside = [False] * num_nodes
-    for node in nodes.tolist():
-        for below in range(node, int(ends[node])):
-            inside[below] = True
-    return np.asarray(inside, np.bool_)
-
-
-@njit(cache=True, nogil=True)
-def tokens_at(inside, token_nodes, tokens):
-    """``inside[token_nodes[tokens]]``: whether each token's trie node is marked (a
-    gather numpy does slowly with int32 indices)."""
-    out = np.empty(tokens.shape[0], np.bool_)
-    for i in range(tokens.shape[0]):
-        out[i] = inside[token_nodes[tokens[i]]]
-    return out
-
-
-@njit(cache=True, nogil=True)
 def follow_path(labels, ends, data):
     """The trie nodes of ``data``'s prefixes, shortest first, as far as the trie holds
     them (``nodes[i]`` spells ``data[: i + 1]``): a literal lexeme's walk visits only

@@ -38,6 +38,7 @@ from fsm.terms import (
     nullable,
     repeat,
 )
+from fsm.trie_walk import pack_bitmask
 
 SCHEMAS = {
     "open object": {
@@ -289,10 +290,12 @@ def test_a_union_state_is_the_union_of_its_items(words):
 # ------------------------------------------------------------------ walk shortcuts
 
 
-def walker_of(term, vocabulary: Vocabulary) -> tuple[RowWalker, DerivativeAutomaton]:
+def walker_of(
+    term, vocabulary: Vocabulary, shared: LexemeWalkCache | None = None
+) -> tuple[RowWalker, DerivativeAutomaton]:
     automaton = DerivativeAutomaton(term)
     table = ByteTable(automaton, 10_000)
-    walker = RowWalker(table, vocabulary.trie, vocabulary.size, automaton)
+    walker = RowWalker(table, vocabulary.trie, vocabulary.size, automaton, shared)
     return walker, automaton
 
 
@@ -335,20 +338,27 @@ def test_finite_walks_equal_kernel_walks(smol_vocab, name):
 )
 @pytest.mark.parametrize("read", ["", '"', '"a', '"n', '"\u00e9', '"ab', '"q\\"', '"name'])
 def test_walks_within_a_string_equal_kernel_walks(smol_vocab, names, read):
-    """ "Any other key" walked down its key prefixes, taking the plain string's walk
-    over where the two agree, reads the tokens, ends and exits of the kernel's walk."""
-    walker, automaton = walker_of(string_except(names), smol_vocab)
-    state = automaton.initial
-    for byte in read.encode():
-        state = automaton.step(state, byte)
-        assert state >= 0  # each read is the start of some other key
-    within = automaton.lexeme_within(state)
-    assert within is not None
-    if within == state:
-        return  # the key prefixes are left: the plain walk is the walk
-    fast = walker._within_walk(state, within)
-    assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
-    assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)
+    """ "Any other key" walked down its key prefixes, taking slices of the plain
+    string's walk where the two agree, reads the tokens, ends and exits of the kernel's
+    walk, and its mask packs those tokens: with the string's walk sorted per walk (no
+    cache), and kept sorted by a cache another index filled."""
+    shared = LexemeWalkCache()
+    for cache in (None, shared, shared):
+        walker, automaton = walker_of(string_except(names), smol_vocab, cache)
+        state = automaton.initial
+        for byte in read.encode():
+            state = automaton.step(state, byte)
+            assert state >= 0  # each read is the start of some other key
+        within = automaton.lexeme_within(state)
+        assert within is not None
+        if within == state:
+            return  # the key prefixes are left: the plain walk is the walk
+        fast = walker._within_walk(state, within)
+        assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
+        assert walked(fast, automaton) == walked(walker._lexeme_walk(ROOT, state), automaton)
+        mask = fast.packed(walker.words)
+        if mask is not None:
+            np.testing.assert_array_equal(mask, pack_bitmask(fast.tokens, walker.words))
 
 
 def test_walks_below_a_string_s_exits_are_shared_across_indexes(smol_vocab):

@@ -28,8 +28,6 @@ from fsm.trie_walk import (
     follow_path_py,
     group_by_token,
     group_by_token_py,
-    in_subtrees,
-    in_subtrees_py,
     pack_bitmask,
     pack_bitmask_py,
     position_of,
@@ -42,7 +40,6 @@ from fsm.trie_walk import (
     scatter_plain_py,
     scatter_targets,
     scatter_targets_py,
-    tokens_at,
     walk_trie,
     walk_trie_py,
 )
@@ -277,25 +274,6 @@ def test_group_by_token_matches_twin(size, data):
         group_by_token(tokens, ends, size), group_by_token_py(tokens, ends, size), strict=True
     ):
         np.testing.assert_array_equal(fast, slow)
-
-
-def test_subtree_marks_match_twin(smol_vocab):
-    """Nodes at or below disjoint subtrees of the real trie, marked by the kernel and
-    by its twin (roots at several depths, leaves included), and read per token."""
-    trie = smol_vocab.trie
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        picked: list[int] = []
-        for node in np.sort(rng.integers(0, trie.num_nodes, 40)).tolist():
-            if not picked or node >= trie.ends[picked[-1]]:
-                picked.append(node)
-        nodes = np.asarray(picked, np.int32)
-        inside = in_subtrees(nodes, trie.ends, trie.num_nodes)
-        np.testing.assert_array_equal(inside, in_subtrees_py(nodes, trie.ends, trie.num_nodes))
-        tokens = np.flatnonzero(trie.token_nodes >= 0).astype(np.int32)
-        np.testing.assert_array_equal(
-            tokens_at(inside, trie.token_nodes, tokens), inside[trie.token_nodes[tokens]]
-        )
 
 
 @settings(max_examples=200, deadline=None)
