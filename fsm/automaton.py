@@ -84,15 +84,11 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state after ``byte`` (``DEAD`` when none), without expanding ``state``."""
         ...
 
-    def step_bytes(self, state: int, data: np.ndarray) -> np.ndarray:
-        """int32: the state after each byte of ``data`` (uint8; ``DEAD`` where none),
-        without expanding ``state``."""
-        ...
-
-    def lexeme_within(self, lexeme_state: int) -> int | None:
-        """The state of a lexeme that reads as this one where both are in the same
-        state (its walk can take over this one's there: ``terms.Lexeme.within``), else
-        None."""
+    def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:
+        """``(within, apart)`` when the lexeme reads as the lexeme state ``within`` but
+        the byte strings ``apart``, and is in ``within``'s states once a text has left
+        them all (``terms.Lexeme``); else None. Its walk takes ``within``'s but down
+        the ``apart`` strings."""
         ...
 
     def join(self, lexeme_state: int, continuation: int) -> int:

@@ -37,9 +37,6 @@ from fsm.terms import (
 )
 from fsm.witness import witness
 
-_FEW_BYTES = 8
-"""Up to this many bytes, ``step_bytes`` derives each directly (no byte partition)."""
-
 _QUICK_SEARCH = 4
 """Terms a liveness search sees before it also looks for a witness."""
 
@@ -135,22 +132,12 @@ class DerivativeAutomaton:
             self._known_live(target, rest)
         return self._intern(target) if self.is_live(target) else DEAD
 
-    def step_bytes(self, state: int, data: np.ndarray) -> np.ndarray:
-        """The state after each byte of ``data``: one derivative per distinct byte, or
-        per byte class of the term's partition when the bytes are many."""
-        term = self._term(state)
-        if len(data) > _FEW_BYTES:
-            data = np.frombuffer(representatives(term), np.uint8)[data]
-        of_byte = np.full(256, DEAD, np.int32)
-        for byte in np.unique(data).tolist():
-            of_byte[byte] = self.step(state, byte)
-        return of_byte[data]
-
-    def lexeme_within(self, lexeme_state: int) -> int | None:
-        """The state of the lexeme's ``within`` hint."""
+    def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:
+        """The state of the lexeme's ``within`` and its ``apart`` strings (``Lexeme``)."""
         term = self._term(lexeme_state)
-        within = term.within if isinstance(term, Lexeme) else None
-        return None if within is None else self._intern(within)
+        if not isinstance(term, Lexeme) or term.within is None:
+            return None
+        return self._intern(term.within), term.apart
 
     def join(self, lexeme_state: int, continuation: int) -> int:
         """The state of ``cat(lexeme, continuation)``."""

@@ -17,10 +17,10 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
 * **Few strings.** A lexeme with at most ``FEW_STRINGS`` strings (an object key,
   whitespace then a key, a small enum) is walked down the trie paths its strings spell,
   one derivative per node, without expanding a state (``_finite_walk``).
-* **Within another.** A lexeme declared within another (an object's "any other key",
-  within a JSON string: ``terms.Lexeme.within``) is walked node by node only where
-  the two differ (the key prefixes); below a node where they are in the same state,
-  the other's cached walk is taken (``_within_walk``).
+* **Within another.** A lexeme declared as another but a few strings (an object's
+  "any other key": a JSON string but the keys, ``terms.Lexeme``) is walked down those
+  strings' trie paths, a derivative per node; everywhere else it is in the other's
+  states, so the other's cached walk is taken there, in slices (``_within_walk``).
 * **Unions.** A state that is a union of branches, some of them lexemes (an object's
   next key: each named key, or any other key), is walked branch by branch, and the
   branches' blocks are kept side by side: a token that several branches read leads to
@@ -49,7 +49,6 @@ from fsm.lexeme_cache import CountedWalk, LexemeWalkCache, SharedLexemeWalk
 from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
-    children,
     counted_tokens,
     follow_path,
     pack_bitmask,
@@ -232,8 +231,8 @@ class RowWalker:
         if known is not None:
             return known
         within = parts.lexeme_within(lexeme)
-        if within is not None and within != lexeme:
-            walked = self._within_walk(lexeme, within)
+        if within is not None:
+            walked = self._within_walk(lexeme, *within)
         elif (counted := self._counted_walk(lexeme)) is not None:
             walked = counted
         else:
@@ -380,43 +379,39 @@ class RowWalker:
                 found.exit(int(nodes[-1]))
         return found.walk()
 
-    def _within_walk(self, lexeme: int, within: int) -> _LexemeWalk:
-        """The walk from the root of a lexeme that reads as ``within`` wherever the two
-        are in the same state (an object's "any other key" and a JSON string): down the
-        trie, a node at a time, only while they differ (the key prefixes); below a
-        child where they agree, ``within``'s cached walk is taken as it is. No state is
-        expanded: each node's children are derived from both states (``step_bytes``)."""
+    def _within_walk(self, lexeme: int, within: int, apart: frozenset[bytes]) -> _LexemeWalk:
+        """The walk from the root of a lexeme that reads as ``within`` but the strings
+        ``apart`` (``terms.Lexeme``): down each of them as far as the trie spells it
+        (``follow_path``), the tokens ending on the path end in the lexeme's own state
+        there (one ``step`` per node, as ``_finite_walk``); a token that leaves every
+        path ends in ``within``'s state, read off ``within``'s walk; where the lexeme
+        dies on a path (a whole key read), nothing at or below that node is kept."""
         assert self.parts is not None
         parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
-        found, taken = _NodeTokens(trie), []
-        todo = [(0, lexeme, within)]
-        while todo:
-            node, state, other = todo.pop()
-            nodes, labels = children(node, trie.labels, trie.ends)
-            mine = parts.step_bytes(state, labels)
-            # the other lexeme's states recur at every node: read from the byte table
-            theirs = self.table.row(other)[labels] if other != DEAD else np.full_like(mine, DEAD)
-            live, same = mine != DEAD, mine == theirs
-            taken.extend(nodes[live & same].tolist())
-            apart = live & ~same
-            for child, after, other_after in zip(
-                nodes[apart].tolist(), mine[apart].tolist(), theirs[apart].tolist()
-            ):
-                found.add(child, after)
-                if after == exit_state:
-                    found.exit(child)
-                elif trie.ends[child] > child + 1:  # tokens go on below it
-                    todo.append((child, after, other_after))
-        own = found.walk()
-        if not taken:
-            return own
-        taken_nodes = np.sort(np.asarray(taken, np.int32))
-        return _with_subtrees(own, self._in_trie_order(within), taken_nodes, trie, self.words)
+        own, state_at = _NodeTokens(trie), {0: lexeme}
+        for text in sorted(apart):
+            nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
+            state = lexeme
+            for depth, node in enumerate(nodes.tolist()):
+                known = state_at.get(node)
+                if known is None:
+                    known = state_at[node] = parts.step(state, text[depth])
+                    if known != DEAD:
+                        own.add(node, known)
+                    if known == exit_state:
+                        own.exit(node)
+                state = known
+                if state == DEAD or state == exit_state:
+                    break
+        del state_at[0]
+        on_path = [node for node, state in state_at.items() if state != DEAD]
+        dead = [node for node, state in state_at.items() if state == DEAD]
+        return _without(own.walk(), self._in_trie_order(within), on_path, dead, trie, self.words)
 
     def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
         """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once
         and kept so in the vocabulary's cache, since the walks of "any other key" take
-        slices of a JSON string's (``_with_subtrees``)."""
+        slices of a JSON string's (``_without``)."""
         walked = self._root_walk(lexeme)
         if walked.nodes is not None:
             return walked
@@ -535,42 +530,60 @@ class _NodeTokens:
         )
 
 
-def _with_subtrees(
-    own: _LexemeWalk, base: _LexemeWalk, taken: np.ndarray, trie: TokenTrie, words: int
+def _without(
+    own: _LexemeWalk,
+    base: _LexemeWalk,
+    on_path: list[int],
+    dead: list[int],
+    trie: TokenTrie,
+    words: int,
 ) -> _LexemeWalk:
-    """``own``'s tokens, then those of ``base`` (in trie order: ``base.nodes``) at or
-    below the ``taken`` nodes (ascending, disjoint subtrees), with the exits of both.
+    """``own``'s tokens and exits, then ``base``'s (in trie order: ``base.nodes``) but
+    the tokens ending at the ``on_path`` nodes and those at or below the ``dead`` ones,
+    with the exits neither at nor below them.
 
-    A subtree is a run of preorder positions, so its tokens are one slice of ``base``,
-    and the subtrees of siblings taken side by side are one slice together: "any other
-    key" takes the string's tokens everywhere but below a few key prefixes, a few
-    slices. The mask is ``base``'s with the tokens left out cleared and ``own``'s set,
-    not a pass over every token kept."""
+    A node's own tokens are one slice of ``base``, and its subtree's another (a
+    subtree is a run of preorder positions), so what is kept is a few slices. The mask
+    is ``base``'s with the tokens left out cleared and ``own``'s set, not a pass over
+    every token kept."""
     assert base.nodes is not None
-    stops = trie.ends[taken]
-    starts, ends = np.searchsorted(base.nodes, taken), np.searchsorted(base.nodes, stops)
-    new_run = np.ones(len(taken), np.bool_)
-    new_run[1:] = starts[1:] != ends[:-1]  # a gap between two subtrees' tokens
-    last_of_run = np.append(new_run[1:], True)
-    runs = list(zip(starts[new_run].tolist(), ends[last_of_run].tolist(), strict=True))
-    tokens = np.concatenate([*(base.tokens[a:b] for a, b in runs), own.tokens])
-    inverse = np.concatenate(
-        [*(base.inverse[a:b] for a, b in runs), own.inverse + np.int32(len(base.ends))]
+    at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
+    starts = np.concatenate([at, below])
+    stops = np.concatenate([at + 1, trie.ends[below]])  # a node's own tokens: [n, n + 1)
+    cuts = sorted(
+        zip(
+            np.searchsorted(base.nodes, starts).tolist(),
+            np.searchsorted(base.nodes, stops).tolist(),
+            strict=True,
+        )
     )
-    under = np.searchsorted(taken, base.exits, side="right") - 1
-    kept_exits = (under >= 0) & (base.exits < stops[np.maximum(under, 0)])
+    kept, left_out, position = [], [], 0
+    for first, last in cuts:  # merged: a dead node's subtree holds path nodes below it
+        if first > position:
+            kept.append((position, first))
+        if last > max(first, position):
+            left_out.append((max(first, position), last))
+        position = max(position, last)
+    kept.append((position, len(base.tokens)))
+    tokens = np.concatenate([*(base.tokens[a:b] for a, b in kept), own.tokens])
+    inverse = np.concatenate(
+        [*(base.inverse[a:b] for a, b in kept), own.inverse + np.int32(len(base.ends))]
+    )
+    exits = base.exits
+    if len(exits):
+        cut = np.isin(exits, at)
+        for node in dead:
+            cut |= (exits >= node) & (exits < trie.ends[node])
+        exits = exits[~cut]
     mask = base.packed(words)
     if mask is not None:
-        bounds = [0, *(bound for run in runs for bound in run), len(base.tokens)]
-        left_out = np.concatenate(
-            [_NONE, *(base.tokens[a:b] for a, b in zip(bounds[::2], bounds[1::2], strict=True))]
-        )
-        mask = (mask & ~pack_bitmask(left_out, words)) | pack_bitmask(own.tokens, words)
+        gone = np.concatenate([_NONE, *(base.tokens[a:b] for a, b in left_out)])
+        mask = (mask & ~pack_bitmask(gone, words)) | pack_bitmask(own.tokens, words)
     return _LexemeWalk(
         tokens,
         inverse,
         np.concatenate([base.ends, own.ends]).astype(np.int32),
-        np.concatenate([base.exits[kept_exits], own.exits]).astype(np.int32),
+        np.concatenate([exits, own.exits]).astype(np.int32),
         mask,
     )
 

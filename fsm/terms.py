@@ -331,20 +331,25 @@ class Thunk(Term):
 class Lexeme(Term):
     """``item``, declared prefix-free: once it matches, nothing more can follow.
 
-    ``within``, when given, is a hint: a lexeme whose language holds this one's and
-    which reads the same way once a text has left what sets the two apart (a JSON
-    string, for "a string other than these keys"). Its token walks are shared, so a
-    walk of this lexeme can take the other's walk over where the two are in the same
-    state (``fsm.row_walk``, which checks it). Not part of the term's value: equal
-    items make equal lexemes, and a derivative derives the hint too."""
+    ``within`` and ``apart``, when given, are the caller's promise that this lexeme
+    reads ``within``'s strings but the byte strings ``apart`` (a JSON string other than
+    these keys): a text that is a prefix of none of them leaves the two in the same
+    state. A derivative takes ``within``'s derivative as it is once the byte leaves
+    every ``apart`` string, so the states there are ``within``'s, and a token walk of
+    this lexeme takes ``within``'s shared walk everywhere but down the ``apart``
+    strings (``fsm.row_walk``). Not part of the term's value: equal items make equal
+    lexemes."""
 
-    __slots__ = ("item", "within")
+    __slots__ = ("apart", "item", "within")
     _SHARED = ("item",)
 
-    def __init__(self, item: Term, within: Lexeme | None = None) -> None:
+    def __init__(
+        self, item: Term, within: Lexeme | None = None, apart: frozenset[bytes] = frozenset()
+    ) -> None:
         super().__init__(hash(("lexeme", item)), item.needs_liveness_check)
         self.item = item
         self.within = within
+        self.apart = apart
 
     def _key(self) -> tuple:
         return (self.item,)
@@ -655,16 +660,18 @@ def thunk(
     return Thunk(key, make, needs_liveness_check, shortest)
 
 
-def lexeme(term: Term, within: Term | None = None) -> Term:
+def lexeme(term: Term, within: Term | None = None, apart: frozenset[bytes] = frozenset()) -> Term:
     """``term`` marked prefix-free (the caller's promise: no string of ``term`` is a
     proper prefix of another). Nullable means "matched": it normalises to ``EPS``,
     which also drops what a derivative could only spell as dead alternatives.
-    ``within``: the ``Lexeme.within`` hint, kept when it is a lexeme."""
+    ``within`` and ``apart``: the ``Lexeme`` promise, kept when ``within`` is a lexeme."""
     if term is EMPTY or term is EPS or isinstance(term, Lexeme):
         return term
     if nullable(term):
         return EPS
-    return Lexeme(term, within if isinstance(within, Lexeme) else None)
+    if isinstance(within, Lexeme):
+        return Lexeme(term, within, apart)
+    return Lexeme(term)
 
 
 def checked(checker: Checker, text: bytes = b"") -> Term:
@@ -797,8 +804,7 @@ def _derivative(term: Term, byte: int) -> Term:
         hi = None if term.hi is None else term.hi - 1
         return cat(derivative(term.item, byte), repeat(term.item, max(term.lo - 1, 0), hi))
     if isinstance(term, Lexeme):
-        within = None if term.within is None else derivative(term.within, byte)
-        return lexeme(derivative(term.item, byte), within)
+        return _lexeme_derivative(term, byte)
     if isinstance(term, Thunk):
         return term.through_body(lambda body: derivative(body, byte))  # type: ignore[return-value]
     if isinstance(term, Checked):
@@ -806,6 +812,18 @@ def _derivative(term: Term, byte: int) -> Term:
             return EMPTY
         return checked(term.checker, term.text + bytes((byte,)))
     raise TypeError(f"not a term: {term!r}")
+
+
+def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
+    """A lexeme's derivative, with its ``within`` promise carried along: ``within``'s
+    own derivative once the byte leaves every ``apart`` string."""
+    if term.within is None:
+        return lexeme(derivative(term.item, byte))
+    within = derivative(term.within, byte)
+    apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
+    if not apart:
+        return within
+    return lexeme(derivative(term.item, byte), within, apart)
 
 
 def byte_partition(term: Term) -> np.ndarray:
@@ -855,6 +873,9 @@ def _partition(term: Term) -> np.ndarray:
         return _refine(*parts)
     if isinstance(term, Alt | And):
         return _refine(*(byte_partition(t) for t in term.items))
+    if isinstance(term, Lexeme) and term.within is not None:
+        # a derivative may be ``within``'s (``Lexeme``): its classes are kept apart too
+        return _refine(byte_partition(term.item), byte_partition(term.within))
     if isinstance(term, Not | Repeat | Lexeme):
         return byte_partition(term.item)
     if isinstance(term, Thunk):

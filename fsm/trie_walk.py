@@ -149,33 +149,6 @@ def walk_trie_py(
 
 
 @njit(cache=True, nogil=True)
-def children(node, labels, ends):
-    """The children of ``node`` and the byte each one adds (preorder: ascending)."""
-    count = 0
-    child = node + 1
-    while child < ends[node]:
-        count += 1
-        child = ends[child]
-    nodes = np.empty(count, np.int32)
-    child = node + 1
-    for i in range(count):
-        nodes[i] = child
-        child = ends[child]
-    return nodes, labels[nodes]
-
-
-def children_py(node, labels, ends):
-    """Plain-Python twin of ``children``."""
-    nodes = []
-    child = node + 1
-    while child < ends[node]:
-        nodes.append(child)
-        child = int(ends[child])
-    found = np.asarray(nodes, np.int32)
-    return found, labels[found]
-
-
-@njit(cache=True, nogil=True)
 def pack_bitmask(tokens, words):
     """int32[words] with bit ``t % 32`` of word ``t // 32`` set for each token ``t``."""
     mask = np.zeros(words, np.uint32)

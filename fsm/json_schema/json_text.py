@@ -114,14 +114,24 @@ def string_except(names: Iterable[str]) -> Term:
 
     Built over the character trie of the names: at each node the string may close
     (unless the node is a name), continue with a trie child, or take any other
-    character and then anything. Once it has left every name it reads as any string,
-    so it is declared ``within`` one: its token walks take over the plain string's.
+    character and then anything. It is any string but the names' encodings, declared
+    so (``Lexeme``: ``within`` any string, ``apart`` from the names): once a text has
+    left every name its states are the plain string's, and its token walks take the
+    plain string's but down the names.
     A child's node is a thunk, built when a text first reaches it, and identified by
     the names' suffixes below it: an object with hundreds of keys is compiled without
     its trie, and equal subtrees (the rest of ``"name"`` in two objects with different
     keys) are equal terms, whose walks the vocabulary shares.
     """
-    return lexeme(cat(QUOTE, _except_rest(frozenset(names))), within=ANY_STRING)
+    names = frozenset(names)
+    encoded = frozenset(b'"' + _encoded(name) + b'"' for name in names)
+    return lexeme(cat(QUOTE, _except_rest(names)), ANY_STRING, encoded)
+
+
+def _encoded(text: str) -> bytes:
+    """``text``'s characters as a string's content writes them, the way the key trie
+    spells them (``json_escape``)."""
+    return "".join(json_escape(ord(char)) for char in text).encode()
 
 
 def _except_rest(suffixes: frozenset[str]) -> Term:
@@ -135,8 +145,7 @@ def _except_rest(suffixes: frozenset[str]) -> Term:
     if "" not in suffixes:
         options.append(QUOTE)
     options.extend(
-        cat(literal(json_escape(ord(char)).encode()), _except_child(frozenset(rest)))
-        for char, rest in after.items()
+        cat(literal(_encoded(char)), _except_child(frozenset(rest))) for char, rest in after.items()
     )
     return alt(*options)
 

@@ -263,16 +263,28 @@ def test_finite_strings_are_the_whole_language(pattern, limit):
         assert {s.decode() for s in strings} == language
 
 
-def test_a_lexeme_hint_is_not_part_of_its_value_and_derives_along():
-    """``within`` is a hint: equal items make equal lexemes with or without it, and a
-    derivative carries the hint's own derivative."""
-    plain = lexeme(cat(literal(b'"'), star(byte_set(b"ab")), literal(b'"')))
-    keyed = lexeme(cat(literal(b'"'), alt(literal(b'a"'), literal(b'b"'))), within=plain)
-    assert keyed == lexeme(cat(literal(b'"'), alt(literal(b'a"'), literal(b'b"'))))
+def test_a_lexeme_within_another_but_some_strings_derives_as_the_other_off_them():
+    """``within`` and ``apart`` are a promise, not part of the value: equal items make
+    equal lexemes with or without it. A derivative carries both along, and is
+    ``within``'s own derivative once the text leaves every ``apart`` string."""
+    body = star(byte_set(b"ab"))
+    plain = lexeme(cat(literal(b'"'), body, literal(b'"')))
+    all_but_a = alt(
+        literal(b'"'),
+        cat(literal(b"b"), body, literal(b'"')),
+        cat(literal(b"a"), byte_set(b"ab"), body, literal(b'"')),
+    )
+    keyed = lexeme(cat(literal(b'"'), all_but_a), plain, frozenset({b'"a"'}))
+    assert keyed == lexeme(keyed.item)
     assert hash(keyed) == hash(lexeme(keyed.item))
     after = derivative(keyed, ord('"'))
-    assert after.within == derivative(plain, ord('"'))
-    assert derivative(after, ord("a")).within == derivative(derivative(plain, ord('"')), ord("a"))
+    assert after.within == derivative(plain, ord('"')) and after.apart == {b'a"'}
+    assert derivative(after, ord("b")) is derivative(derivative(plain, ord('"')), ord("b"))
+    assert derivative(derivative(after, ord("a")), ord('"')) is EMPTY
+    for size in range(6):
+        for text in itertools.product(b'"ab', repeat=size):
+            data = bytes(text)
+            assert matches(keyed, data) == (matches(plain, data) and data != b'"a"')
 
 
 def test_a_derivative_equal_to_its_term_is_that_term():
