@@ -360,36 +360,33 @@ class RowWalker:
         whitespace then a key): only the trie nodes spelling their prefixes, each
         one's tokens ending in the lexeme state after that prefix (one ``step`` per
         node), with no state expanded and no kernel walk."""
-        assert self.parts is not None
-        trie, exit_state = self.trie, self.parts.exit_state
-        state_at: dict[int, int] = {}  # trie node -> the lexeme state after its bytes
-        found = _NodeTokens(trie)
-        for text in strings:
-            nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
-            state = lexeme
-            for depth, node in enumerate(nodes.tolist()):
-                known = state_at.get(node)
-                if known is not None:
-                    state = known
-                    continue
-                state = state_at[node] = self.parts.step(state, text[depth])
-                found.add(node, state)
-            if len(nodes) == len(text):  # the whole string is a trie node
-                assert state == exit_state  # a lexeme is prefix-free
-                found.exit(int(nodes[-1]))
+        found, _ = self._down_strings(lexeme, strings)
         return found.walk()
 
     def _within_walk(self, lexeme: int, within: int, apart: frozenset[bytes]) -> _LexemeWalk:
         """The walk from the root of a lexeme that reads as ``within`` but the strings
-        ``apart`` (``terms.Lexeme``): down each of them as far as the trie spells it
-        (``follow_path``), the tokens ending on the path end in the lexeme's own state
-        there (one ``step`` per node, as ``_finite_walk``); a token that leaves every
-        path ends in ``within``'s state, read off ``within``'s walk; where the lexeme
-        dies on a path (a whole key read), nothing at or below that node is kept."""
+        ``apart`` (``terms.Lexeme``): down each of them as far as the trie spells it,
+        the tokens ending on the path end in the lexeme's own state there (as
+        ``_finite_walk``); a token that leaves every path ends in ``within``'s state,
+        read off ``within``'s walk; where the lexeme dies on a path (a whole key read),
+        nothing at or below that node is kept."""
+        own, state_at = self._down_strings(lexeme, sorted(apart))
+        on_path = [node for node, state in state_at.items() if state != DEAD]
+        dead = [node for node, state in state_at.items() if state == DEAD]
+        walked = self._in_trie_order(within)
+        return _without(own.walk(), walked, on_path, dead, self.trie, self.words)
+
+    def _down_strings(
+        self, lexeme: int, strings: list[bytes]
+    ) -> tuple[_NodeTokens, dict[int, int]]:
+        """The tokens on the trie paths that ``strings`` spell (``follow_path``), each
+        ending in the lexeme state after its bytes (one ``step`` per node, shared by
+        the strings through it), the nodes where the lexeme ends, and the state at
+        each node met; a path stops where the lexeme dies or ends."""
         assert self.parts is not None
         parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
-        own, state_at = _NodeTokens(trie), {0: lexeme}
-        for text in sorted(apart):
+        found, state_at = _NodeTokens(trie), {}
+        for text in strings:
             nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
             state = lexeme
             for depth, node in enumerate(nodes.tolist()):
@@ -397,16 +394,13 @@ class RowWalker:
                 if known is None:
                     known = state_at[node] = parts.step(state, text[depth])
                     if known != DEAD:
-                        own.add(node, known)
+                        found.add(node, known)
                     if known == exit_state:
-                        own.exit(node)
+                        found.exit(node)
                 state = known
                 if state == DEAD or state == exit_state:
                     break
-        del state_at[0]
-        on_path = [node for node, state in state_at.items() if state != DEAD]
-        dead = [node for node, state in state_at.items() if state == DEAD]
-        return _without(own.walk(), self._in_trie_order(within), on_path, dead, trie, self.words)
+        return found, state_at
 
     def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
         """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once

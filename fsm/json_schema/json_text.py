@@ -124,14 +124,8 @@ def string_except(names: Iterable[str]) -> Term:
     keys) are equal terms, whose walks the vocabulary shares.
     """
     names = frozenset(names)
-    encoded = frozenset(b'"' + _encoded(name) + b'"' for name in names)
+    encoded = frozenset(encode_string(name) for name in names)
     return lexeme(cat(QUOTE, _except_rest(names)), ANY_STRING, encoded)
-
-
-def _encoded(text: str) -> bytes:
-    """``text``'s characters as a string's content writes them, the way the key trie
-    spells them (``json_escape``)."""
-    return "".join(json_escape(ord(char)) for char in text).encode()
 
 
 def _except_rest(suffixes: frozenset[str]) -> Term:
@@ -145,7 +139,8 @@ def _except_rest(suffixes: frozenset[str]) -> Term:
     if "" not in suffixes:
         options.append(QUOTE)
     options.extend(
-        cat(literal(_encoded(char)), _except_child(frozenset(rest))) for char, rest in after.items()
+        cat(literal(json_escape(ord(char)).encode()), _except_child(frozenset(rest)))
+        for char, rest in after.items()
     )
     return alt(*options)
 
