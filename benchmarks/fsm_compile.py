@@ -281,7 +281,8 @@ class Seqstate(Engine):
         self.fsm = fsm
         self.vocab = fsm.Vocabulary.from_tokenizer(tokenizer)
         self.buffer = np.zeros((self.vocab.size + 31) // 32, np.int32)
-        self.version = "seqstate (this tree)"
+        compiled = "compiled" if getattr(fsm, "NATIVE", False) else "pure Python"
+        self.version = f"seqstate (this tree, {compiled})"
 
     def compile(self, kind: str, source: Any, mode: str) -> Any:
         spec = self.fsm.Regex(source) if kind == "regex" else self.fsm.JsonSchema(source)

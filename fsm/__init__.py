@@ -1,7 +1,13 @@
 """Constraint compilation: regex, choice, JSON schema and lark grammars to token indexes.
 
-Pure numpy/numba; never imports torch or transformers.
+Pure numpy/numba; never imports torch or transformers. The hot modules run compiled
+when ``scripts/build_native.py`` has built them (``fsm.native``; ``NATIVE`` says so).
 """
+
+from fsm import native as _native
+
+NATIVE = _native.activate(__path__)
+"""Whether the compiled modules are in use (before any other module is imported)."""
 
 from fsm.automaton import DEAD, ByteAutomaton, TableAutomaton
 from fsm.cache import IndexCache

@@ -38,7 +38,7 @@ class ByteTable:
         return 0 <= state < len(self.discovered) and bool(self.discovered[state])
 
     def is_expanded(self, state: int) -> bool:
-        return state < len(self.row_of) and self.row_of[state] >= 0
+        return state < len(self.row_of) and bool(self.row_of[state] >= 0)
 
     def row(self, state: int) -> np.ndarray:
         """``state``'s 256 successors, expanding it on first use."""

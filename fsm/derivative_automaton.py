@@ -64,6 +64,7 @@ class DerivativeAutomaton:
         self._exit: int | None = None
         self._counted: dict[tuple[Term, Term, Term, int, int | None], int] = {}
         self._has_lexemes: bool | None = None
+        self.searches = 0  # liveness searches run (``_search_acceptance``): a diagnostic
 
     @property
     def initial(self) -> int:
@@ -339,6 +340,7 @@ class DerivativeAutomaton:
         that must still be closed, breadth-first search would spend its whole budget
         and prove nothing), then goes on to the full budget. The string found is
         kept in ``_accepted`` for ``start`` and the terms on its way."""
+        self.searches += 1
         paths = {start: b""}
         queue = deque([start])
         found = self._breadth_first(paths, queue, _QUICK_SEARCH)

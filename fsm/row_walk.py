@@ -385,7 +385,8 @@ class RowWalker:
         each node met; a path stops where the lexeme dies or ends."""
         assert self.parts is not None
         parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
-        found, state_at = _NodeTokens(trie), {}
+        found = _NodeTokens(trie)
+        state_at: dict[int, int] = {}
         for text in strings:
             nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
             state = lexeme

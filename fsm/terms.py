@@ -152,7 +152,7 @@ class Cat(Term):
     from every item again."""
 
     __slots__ = ("items", "_rest")
-    _SHARED = ("items",)
+    _SHARED: tuple[str, ...] = ("items",)
 
     def __init__(self, items: tuple[Term, ...], hash_value: int, needs: bool) -> None:
         super().__init__(hash_value, needs)
@@ -186,7 +186,7 @@ class Cat(Term):
 
 class Alt(Term):
     __slots__ = ("items",)
-    _SHARED = ("items",)
+    _SHARED: tuple[str, ...] = ("items",)
 
     def __init__(self, items: frozenset[Term], needs: bool) -> None:
         super().__init__(hash(("alt", items)), needs)
@@ -201,7 +201,7 @@ class Alt(Term):
 
 class And(Term):
     __slots__ = ("items",)
-    _SHARED = ("items",)
+    _SHARED: tuple[str, ...] = ("items",)
 
     def __init__(self, items: frozenset[Term]) -> None:
         super().__init__(hash(("and", items)), True)
@@ -216,7 +216,7 @@ class And(Term):
 
 class Not(Term):
     __slots__ = ("item",)
-    _SHARED = ("item",)
+    _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(self, item: Term) -> None:
         super().__init__(hash(("not", item)), True)
@@ -233,7 +233,7 @@ class Repeat(Term):
     """``item`` repeated between ``lo`` and ``hi`` times (``hi`` None: unbounded)."""
 
     __slots__ = ("item", "lo", "hi")
-    _SHARED = ("item",)
+    _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(self, item: Term, lo: int, hi: int | None) -> None:
         super().__init__(hash(("rep", item, lo, hi)), item.needs_liveness_check)
@@ -308,8 +308,9 @@ class Thunk(Term):
             return self._body
         make = self._make
         if make is None:  # another thread published the body meanwhile
-            assert self._body is not None
-            return self._body
+            published = self._published()
+            assert published is not None
+            return published
         me = threading.get_ident()
         expanding = self._guard_set("_expanding")
         if me in expanding:
@@ -319,9 +320,16 @@ class Thunk(Term):
             body = make()
         finally:
             expanding.discard(me)
-        if self._body is None:
-            self._body = body
+        published = self._published()
+        if published is None:
+            self._body = published = body
         self._make = None  # after the body is published: see the check above
+        return published
+
+    def _published(self) -> Term | None:
+        """The body as another thread may have set it since this one last looked (read
+        through a call: a type checker, and mypyc, would take an attribute read after
+        ``self._body is not None`` failed to be None still)."""
         return self._body
 
     def __repr__(self) -> str:
@@ -341,7 +349,7 @@ class Lexeme(Term):
     lexemes."""
 
     __slots__ = ("apart", "item", "within")
-    _SHARED = ("item",)
+    _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(
         self, item: Term, within: Lexeme | None = None, apart: frozenset[bytes] = frozenset()
@@ -839,9 +847,9 @@ def byte_partition(term: Term) -> np.ndarray:
     return cached
 
 
-_TRIVIAL = np.zeros(256, dtype=np.uint16)
+_TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
 _TRIVIAL.flags.writeable = False
-_BYTE_INDEX = np.arange(256, dtype=np.uint16)
+_BYTE_INDEX: np.ndarray = np.arange(256, dtype=np.uint16)
 
 
 def _mask_partition(mask: int) -> np.ndarray:
@@ -882,7 +890,7 @@ def _partition(term: Term) -> np.ndarray:
         return term.through_body(byte_partition)  # type: ignore[return-value]
     if isinstance(term, Checked):
         # Each byte the checker may read leads to its own prefix.
-        labels = np.zeros(256, dtype=np.uint16)
+        labels: np.ndarray = np.zeros(256, dtype=np.uint16)
         for i, b in enumerate(term.checker.alphabet):
             labels[b] = i + 1
         return labels
@@ -893,7 +901,7 @@ def first_bytes(term: Term) -> int:
     """Mask of the bytes whose derivative is not syntactically ``EMPTY`` (one
     derivative per class of the term's partition: its bytes share it)."""
     firsts = np.frombuffer(representatives(term), np.uint8)
-    live = np.zeros(256, np.bool_)
+    live: np.ndarray = np.zeros(256, np.bool_)
     for representative in class_bytes(term):
         live[representative] = derivative(term, representative) is not EMPTY
     return int.from_bytes(np.packbits(live[firsts], bitorder="little").tobytes(), "little")

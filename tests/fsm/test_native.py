@@ -1,0 +1,152 @@
+"""The compiled modules (``fsm.native``): used exactly when built and current, and
+walking every constraint as the pure-Python sources do."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import fsm
+from fsm import native
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_compiled_modules_are_in_use_exactly_when_built_and_current() -> None:
+    assert fsm.NATIVE == (native.current_build() is not None)
+    for name in native.COMPILED:
+        loader = sys.modules[f"fsm.{name}"].__loader__
+        assert isinstance(loader, importlib.machinery.ExtensionFileLoader) == fsm.NATIVE, name
+
+
+def _fake_package(tmp_path: Path) -> tuple[Path, Path]:
+    """A package folder with a source per compiled module, and a build stamped for it."""
+    package, build = tmp_path / "package", tmp_path / "build"
+    package.mkdir()
+    build.mkdir()
+    for name in native.COMPILED:
+        (package / f"{name}.py").write_text(f"# {name}\n")
+    sources = {name: hashlib.sha256(f"# {name}\n".encode()).hexdigest() for name in native.COMPILED}
+    stamp = {"tag": native.build_tag(), "library": "lib.so", "sources": sources}
+    (build / native.STAMP).write_text(json.dumps(stamp))
+    return package, build
+
+
+def test_a_current_build_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(native.PURE_ENV, raising=False)
+    package, build = _fake_package(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert native.current_build(package, build) is not None
+
+
+def test_an_edited_source_makes_the_build_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(native.PURE_ENV, raising=False)
+    package, build = _fake_package(tmp_path)
+    (package / f"{native.COMPILED[0]}.py").write_text("# edited\n")
+    with pytest.warns(UserWarning, match="older than their sources"):
+        assert native.current_build(package, build) is None
+    paths: list[str] = []
+    with pytest.warns(UserWarning):
+        assert not native.activate(paths, package, build)
+    assert paths == []
+
+
+def test_a_build_for_another_interpreter_or_none_is_not_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(native.PURE_ENV, raising=False)
+    package, build = _fake_package(tmp_path)
+    stamp = json.loads((build / native.STAMP).read_text())
+    (build / native.STAMP).write_text(json.dumps({**stamp, "tag": "cpython-27-other"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert native.current_build(package, build) is None
+        assert native.current_build(package, tmp_path / "not-built") is None
+
+
+def test_pure_python_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package, build = _fake_package(tmp_path)
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert native.current_build(package, build) is None
+
+
+WALKS = """
+import hashlib, json, sys
+import fsm
+from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
+from fsm.compiler import automaton_of
+
+given = json.load(sys.stdin)
+tokens = [bytes.fromhex(text) for text in given["tokens"]]
+vocabulary = Vocabulary.from_raw(tokens, eos_ids=given["eos"], size=given["size"])
+digest = hashlib.sha256()
+specs = [
+    Regex(r"(\\+|-)?[0-9]{1,3}(,[0-9]{3})*(\\.[0-9]{2})?"),
+    JsonSchema({"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 6},
+        "age": {"type": "integer", "minimum": 0, "maximum": 130},
+        "tags": {"type": "array", "items": {"enum": ["a", "bc", "d\\"e"]}},
+        "when": {"type": "string", "format": "date-time"}},
+        "required": ["name"], "additionalProperties": {"type": "number"}}),
+    JsonSchema({"anyOf": [{"type": "null"}, {"type": "object", "patternProperties":
+        {"^x-": {"type": "boolean"}}, "additionalProperties": False}]}),
+]
+for spec in specs:
+    index = TokenIndex(automaton_of(spec), vocabulary)
+    # states by order of discovery: their numbers differ from run to run
+    frontier, seen = [index.initial_state], {index.initial_state: 0}
+    while frontier and len(seen) < 400:
+        state = frontier.pop(0)
+        allowed = index.allowed_tokens(state)
+        digest.update(allowed.tobytes())
+        digest.update(bytes([index.is_final(state)]))
+        for token in allowed.tolist()[::7]:
+            after = index.next_state(state, token)
+            if after not in seen:
+                seen[after] = len(seen)
+                frontier.append(after)
+            digest.update(seen[after].to_bytes(4, "little"))
+print(json.dumps({"native": fsm.NATIVE, "digest": digest.hexdigest()}))
+"""
+
+
+def _walk_digest(vocabulary: fsm.Vocabulary, pure: bool) -> dict:
+    env = {**os.environ, native.PURE_ENV: "1" if pure else ""}
+    done = subprocess.run(
+        [sys.executable, "-c", WALKS],
+        input=json.dumps(
+            {
+                "tokens": [(token or b"").hex() for token in vocabulary.token_bytes],
+                "eos": sorted(vocabulary.eos_ids),
+                "size": vocabulary.size,
+            }
+        ),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_compiled_walks_equal_pure_walks(smol_tokenizer) -> None:
+    """Breadth-first walks of a regex and two schemas over SmolLM2's tokens give the
+    same allowed tokens, finality and targets (up to state numbers) compiled and pure."""
+    vocabulary = fsm.Vocabulary.from_tokenizer(smol_tokenizer)
+    pure = _walk_digest(vocabulary, pure=True)
+    compiled = _walk_digest(vocabulary, pure=False)
+    assert not pure["native"]
+    assert compiled["native"] == (native.current_build() is not None)
+    assert compiled["digest"] == pure["digest"]
