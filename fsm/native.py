@@ -33,6 +33,12 @@ COMPILED = (
     "byte_table",
     "witness",
     "counted",
+    "satisfiable",
+    "lexeme_cache",
+    "regex",
+    "unicode",
+    "completion",
+    "prefixed",
 )
 """The modules compiled: where a cold mask's time goes (derivatives, expansions, row
 walks). Modules holding numba kernels stay pure Python (numba compiles those)."""

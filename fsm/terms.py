@@ -87,9 +87,9 @@ class Term:
         liveness search over intersections met the same pairs millions of times."""
         if self is other:
             return True
-        if type(self) is not type(other) or self._hash != other._hash:  # type: ignore[attr-defined]
+        if not isinstance(other, Term) or type(self) is not type(other):
             return False
-        if self._key() != other._key():  # type: ignore[attr-defined]
+        if self._hash != other._hash or self._key() != other._key():
             return False
         for name in self._SHARED:
             setattr(other, name, getattr(self, name))
@@ -479,8 +479,8 @@ class _FiniteStrings:
         letters of a key, appended at once)."""
         strings, run = [b""], bytearray()
         for item in items:
-            if type(item) is Bytes and not item.mask & (item.mask - 1):  # type: ignore[attr-defined]
-                run.append(item.mask.bit_length() - 1)  # type: ignore[attr-defined]
+            if isinstance(item, Bytes) and not item.mask & (item.mask - 1):
+                run.append(item.mask.bit_length() - 1)
                 continue
             tails = self.of(item)
             if tails is None or len(strings) * len(tails) > self.limit:
@@ -736,13 +736,14 @@ def derivative(term: Term, byte: int) -> Term:
     bytes of one of its classes, which all share one derivative. A term whose partition
     was never computed (one a text walk meets once, as a witness check does) derives
     the byte directly: its partition would cost more than it saves."""
-    kind = type(term)
-    if kind is Bytes:
-        return EPS if term.mask >> byte & 1 else EMPTY  # type: ignore[attr-defined]
-    if kind is Cat and type(term.items[0]) is Bytes:  # type: ignore[attr-defined]
-        # a literal's step, or a branch the byte does not start: no memo to allocate
-        return term.rest() if term.items[0].mask >> byte & 1 else EMPTY  # type: ignore[attr-defined]
-    if kind is Checked:
+    if isinstance(term, Bytes):
+        return EPS if term.mask >> byte & 1 else EMPTY
+    if isinstance(term, Cat):
+        head = term.items[0]
+        if isinstance(head, Bytes):
+            # a literal's step, or a branch the byte does not start: no memo to allocate
+            return term.rest() if head.mask >> byte & 1 else EMPTY
+    elif isinstance(term, Checked):
         # not memoised: a checked term's derivatives are its text's prefixes, new ones
         # for every number a service writes, which a shared term (``INTEGRAL_NUMBER``)
         # would keep alive for the life of the process
