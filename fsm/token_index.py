@@ -29,6 +29,7 @@ complete and never change, so the hot path of a decode step takes no lock.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -145,6 +146,7 @@ class TokenIndex:
 
     def allowed_tokens(self, state: int) -> np.ndarray:
         """Sorted int32 ids allowed after ``state`` (end ids exactly when it is final)."""
+        state = operator.index(state)  # numpy ints too: compiled code takes ints
         row = self._row(state)
         allowed = self._allowed.get(row)
         if allowed is None:  # read off the mask: equal values, so a race only repeats it
@@ -153,6 +155,7 @@ class TokenIndex:
 
     def next_states(self, state: int) -> np.ndarray:
         """Successor state of each id of ``allowed_tokens(state)``, aligned with it."""
+        state = operator.index(state)  # numpy ints too: compiled code takes ints
         row = self._row(state)
         if row not in self._next or row in self._joins:
             with self._lock:
@@ -165,12 +168,13 @@ class TokenIndex:
         """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
         size = self.vocabulary.size
         if not 0 <= token < size:
-            self._row(state)  # an unknown state raises all the same
+            self._row(operator.index(state))  # an unknown state raises all the same
             return DEAD
         key = int(state) * size + int(token)  # Python ints: numpy's int32 would overflow
         known = self._taken.get(key)
         if known is not None:
             return known
+        state, token = operator.index(state), operator.index(token)  # numpy ints too
         row = self._row(state)
         targets = self._next.get(row)
         if targets is None:  # looked up in the row's blocks, its union or join numbered
@@ -190,6 +194,7 @@ class TokenIndex:
 
     def is_final(self, state: int) -> bool:
         """Whether the text read up to ``state`` is a complete match."""
+        state = operator.index(state)  # numpy ints too: compiled code takes ints
         with self._lock:
             self._check_state(state)
             return self._accepts(state)
@@ -198,11 +203,12 @@ class TokenIndex:
         """Read-only packed int32 mask of ``allowed_tokens(state)`` (layout: module doc)."""
         row = self._row_of.get(state)
         if row is None:
-            row = self._row(state)
+            row = self._row(operator.index(state))
         return self._mask_views[row]
 
     def step_bytes(self, state: int, data: bytes) -> int:
         """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
+        state = operator.index(state)  # numpy ints too: compiled code takes ints
         with self._lock:
             self._check_state(state)
             for byte in data:
@@ -214,6 +220,7 @@ class TokenIndex:
     def forced_bytes(self, state: int) -> bytes:
         """The longest byte string forced from ``state``: while the state is not final
         and exactly one byte keeps it alive, take that byte (for jump-forward)."""
+        state = operator.index(state)  # numpy ints too: compiled code takes ints
         with self._lock:
             self._check_state(state)
             forced = bytearray()
@@ -243,6 +250,7 @@ class TokenIndex:
         each), or the best of a union's branches (exact when every branch's search
         succeeds; otherwise the best completion found, a valid one). Parts are memoised
         too, so the suffixes a document shares are searched once."""
+        state = operator.index(state)  # numpy ints too: compiled code takes ints
         with self._lock:
             self._check_state(state)
             return self._completion(state, 0)

@@ -4,6 +4,7 @@ walking every constraint as the pure-Python sources do."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import json
 import os
@@ -12,6 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fsm
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_compiled_modules_are_in_use_exactly_when_built_and_current() -> None:
     assert fsm.NATIVE == (native.current_build() is not None)
     for name in native.COMPILED:
-        loader = sys.modules[f"fsm.{name}"].__loader__
+        loader = importlib.import_module(f"fsm.{name}").__loader__
         assert isinstance(loader, importlib.machinery.ExtensionFileLoader) == fsm.NATIVE, name
 
 
@@ -150,3 +152,21 @@ def test_compiled_walks_equal_pure_walks(smol_tokenizer) -> None:
     assert not pure["native"]
     assert compiled["native"] == (native.current_build() is not None)
     assert compiled["digest"] == pure["digest"]
+
+
+@pytest.mark.parametrize("integer", [np.int32, np.int64, np.uint16])
+def test_a_token_index_takes_numpy_integers_as_ints(integer) -> None:
+    """States and tokens read out of arrays reach the compiled modules as Python ints
+    (a compiled function refuses a numpy integer where it declares ``int``)."""
+    vocabulary = fsm.Vocabulary.from_raw([b"{", b'"a"', b":", b"1", b"}", None], eos_ids=5)
+    schema = fsm.JsonSchema({"type": "object", "properties": {"a": {"type": "integer"}}})
+    index, twin = (fsm.compile_index(schema, vocabulary) for _ in range(2))
+    start, twin_start = integer(index.initial_state), twin.initial_state
+    np.testing.assert_array_equal(index.bitmask(start), twin.bitmask(twin_start))
+    np.testing.assert_array_equal(index.allowed_tokens(start), twin.allowed_tokens(twin_start))
+    np.testing.assert_array_equal(index.next_states(start), twin.next_states(twin_start))
+    assert index.next_state(start, integer(0)) == twin.next_state(twin_start, 0)
+    assert index.is_final(start) == twin.is_final(twin_start)
+    assert index.step_bytes(start, b'{"a":1') == twin.step_bytes(twin_start, b'{"a":1')
+    assert index.forced_bytes(start) == twin.forced_bytes(twin_start)
+    assert index.shortest_completion(start) == twin.shortest_completion(twin_start)
