@@ -327,9 +327,9 @@ class Thunk(Term):
         return published
 
     def _published(self) -> Term | None:
-        """The body as another thread may have set it since this one last looked (read
-        through a call: a type checker, and mypyc, would take an attribute read after
-        ``self._body is not None`` failed to be None still)."""
+        """The body as another thread may have set it since this one last looked. Read
+        through a call: once ``self._body is not None`` was false, a type checker takes
+        the field to be None from then on, and mypyc checks that at run time."""
         return self._body
 
     def __repr__(self) -> str:
