@@ -850,7 +850,6 @@ def byte_partition(term: Term) -> np.ndarray:
 
 _TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
 _TRIVIAL.flags.writeable = False
-_BYTE_INDEX: np.ndarray = np.arange(256, dtype=np.uint16)
 
 
 def _mask_partition(mask: int) -> np.ndarray:

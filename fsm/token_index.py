@@ -70,7 +70,9 @@ class TokenIndex:
 
     Made by ``fsm.compile_index`` (or ``model.index``). A state's row, the tokens it
     allows and the state after each, is built the first time a state is visited;
-    generation reads ``bitmask``/``next_states`` per step.
+    generation reads ``bitmask``/``next_states`` per step. States and tokens may be any
+    integers, numpy's included (``operator.index``): the compiled modules behind the
+    index (``fsm.native``) take Python ints only.
 
     Args:
         automaton: the ``ByteAutomaton`` of the constraint.
@@ -146,7 +148,7 @@ class TokenIndex:
 
     def allowed_tokens(self, state: int) -> np.ndarray:
         """Sorted int32 ids allowed after ``state`` (end ids exactly when it is final)."""
-        state = operator.index(state)  # numpy ints too: compiled code takes ints
+        state = operator.index(state)
         row = self._row(state)
         allowed = self._allowed.get(row)
         if allowed is None:  # read off the mask: equal values, so a race only repeats it
@@ -155,7 +157,7 @@ class TokenIndex:
 
     def next_states(self, state: int) -> np.ndarray:
         """Successor state of each id of ``allowed_tokens(state)``, aligned with it."""
-        state = operator.index(state)  # numpy ints too: compiled code takes ints
+        state = operator.index(state)
         row = self._row(state)
         if row not in self._next or row in self._joins:
             with self._lock:
@@ -174,7 +176,7 @@ class TokenIndex:
         known = self._taken.get(key)
         if known is not None:
             return known
-        state, token = operator.index(state), operator.index(token)  # numpy ints too
+        state, token = operator.index(state), operator.index(token)
         row = self._row(state)
         targets = self._next.get(row)
         if targets is None:  # looked up in the row's blocks, its union or join numbered
@@ -194,7 +196,7 @@ class TokenIndex:
 
     def is_final(self, state: int) -> bool:
         """Whether the text read up to ``state`` is a complete match."""
-        state = operator.index(state)  # numpy ints too: compiled code takes ints
+        state = operator.index(state)
         with self._lock:
             self._check_state(state)
             return self._accepts(state)
@@ -208,7 +210,7 @@ class TokenIndex:
 
     def step_bytes(self, state: int, data: bytes) -> int:
         """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
-        state = operator.index(state)  # numpy ints too: compiled code takes ints
+        state = operator.index(state)
         with self._lock:
             self._check_state(state)
             for byte in data:
@@ -220,7 +222,7 @@ class TokenIndex:
     def forced_bytes(self, state: int) -> bytes:
         """The longest byte string forced from ``state``: while the state is not final
         and exactly one byte keeps it alive, take that byte (for jump-forward)."""
-        state = operator.index(state)  # numpy ints too: compiled code takes ints
+        state = operator.index(state)
         with self._lock:
             self._check_state(state)
             forced = bytearray()
@@ -250,7 +252,7 @@ class TokenIndex:
         each), or the best of a union's branches (exact when every branch's search
         succeeds; otherwise the best completion found, a valid one). Parts are memoised
         too, so the suffixes a document shares are searched once."""
-        state = operator.index(state)  # numpy ints too: compiled code takes ints
+        state = operator.index(state)
         with self._lock:
             self._check_state(state)
             return self._completion(state, 0)
