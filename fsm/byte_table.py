@@ -69,12 +69,13 @@ class ByteTable:
         successors = np.asarray(successors)
         if successors.shape != (256,) or successors.dtype.kind not in "iu":
             raise FsmError(f"expand({state}) must return 256 integer successors")
-        live = successors[successors != DEAD].astype(np.int64)
-        if len(live) and live.min() < 0:
+        if int(successors.min()) < DEAD:
             raise FsmError(f"expand({state}) returned a negative state other than DEAD")
-        self._check_bound(int(live.max()) if len(live) else state)
-        self.reserve(state + 1)
-        self.discover(live)
+        top = max(int(successors.max()), state)
+        self._check_bound(top)
+        self.reserve(top + 1)
+        live = successors[successors != DEAD]
+        self.discovered[live] = True
         if self.num_rows == len(self.table):
             table = np.empty((2 * self.num_rows, 256), np.int32)
             table[: self.num_rows] = self.table

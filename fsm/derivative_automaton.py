@@ -37,6 +37,9 @@ from fsm.terms import (
 )
 from fsm.witness import witness
 
+_NO_SUCCESSORS = np.full(256, DEAD, np.int32)
+_NO_SUCCESSORS.flags.writeable = False  # copied by ``expand``, never written
+
 _QUICK_SEARCH = 4
 """Terms a liveness search sees before it also looks for a witness."""
 
@@ -82,7 +85,7 @@ class DerivativeAutomaton:
         term = self._term(state)
         members = representatives(term)
         leading, rest = self._handed_down(term)
-        of_class = np.full(256, DEAD, dtype=np.int32)  # indexed by representative byte
+        of_class = _NO_SUCCESSORS.copy()  # indexed by representative byte
         for byte in class_bytes(term):
             target = derivative(term, byte)
             if byte == leading:

@@ -1,9 +1,10 @@
 """Refining byte partitions in compiled code: the hot loop of a term's byte partition.
 
 A partition is a label per byte (``uint16[256]``; bytes with equal labels are in one
-class). The coarsest common refinement of several partitions labels each byte by the
-tuple of its labels; ``refine`` numbers those tuples in order of first appearance, so
-equal inputs give equal outputs and the result does not depend on the label values.
+class). The coarsest common refinement of two partitions labels each byte by the pair
+of its labels; ``refine`` numbers those pairs in order of first appearance, so equal
+inputs give equal outputs and the result does not depend on the label values (which is
+why folding it over several partitions refines them all).
 """
 
 from __future__ import annotations
@@ -11,35 +12,37 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-KEYS = 257 * 257
-"""Distinct (class, label) pairs: a partition has at most 256 classes, labels < 257."""
+SLOTS = 512
+"""Open-addressing slots for the (label, label) pairs of one refinement: at most 256
+pairs occur (one per byte), so the table is at most half full."""
 
 
 @njit(cache=True, nogil=True)
-def refine(parts):
-    """``uint16[256]``: the coarsest partition finer than every row of ``parts``
-    (``uint16[k, 256]``, ``k >= 1``), classes numbered by first appearance."""
-    current = np.zeros(256, np.int32)  # the trivial partition, refined row by row
-    # A sparse set: ``slot[key]`` is trusted only where ``keys[slot[key]] == key``, so
-    # the large table is never cleared (its pages are touched only where used).
-    slot = np.empty(KEYS, np.int32)
-    keys = np.empty(256, np.int32)
-    for p in range(parts.shape[0]):
-        count = 0
-        for b in range(256):
-            key = current[b] * 257 + np.int32(parts[p, b])
-            label = slot[key]
-            if label < 0 or label >= count or keys[label] != key:
-                label = count
-                slot[key] = label
-                keys[label] = key
-                count += 1
-            current[b] = label
-    return current.astype(np.uint16)
+def refine(first, second):
+    """``uint16[256]``: the coarsest partition finer than both ``first`` and ``second``
+    (``uint16[256]`` each, labels below 257), classes numbered by first appearance.
+    Folding it over several partitions refines them all (the numbering by first
+    appearance does not depend on the labels' values)."""
+    keys = np.full(SLOTS, -1, np.int32)
+    labels = np.empty(SLOTS, np.int32)
+    out = np.empty(256, np.uint16)
+    count = 0
+    for b in range(256):
+        key = np.int32(first[b]) * 257 + np.int32(second[b])
+        slot = (key * 40503) & (SLOTS - 1)
+        while keys[slot] >= 0 and keys[slot] != key:
+            slot = (slot + 1) & (SLOTS - 1)
+        if keys[slot] < 0:
+            keys[slot] = key
+            labels[slot] = count
+            count += 1
+        out[b] = labels[slot]
+    return out
 
 
 def refine_py(parts: np.ndarray) -> np.ndarray:
-    """Plain-Python twin of ``refine``."""
+    """Plain-Python twin of ``refine`` folded over the rows of ``parts``
+    (``uint16[k, 256]``): each byte labelled by the tuple of its labels."""
     numbering: dict[tuple[int, ...], int] = {}
     labels = []
     for b in range(256):

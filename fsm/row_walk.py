@@ -126,7 +126,7 @@ class RowWalker:
         ``state`` is final) lead to ``state`` itself."""
         found = self._below(ROOT, state)
         if len(final_tokens):
-            found.append(Block(final_tokens, None, np.full(len(final_tokens), state, np.int32)))
+            found.append(Block(final_tokens, None, _filled(len(final_tokens), state)))
         exit_state = DEAD if self.parts is None else self.parts.exit_state
         return TokenRow(found, exit_state, self.vocab_size)
 
@@ -146,15 +146,18 @@ class RowWalker:
             return taken
         if not self.table.is_expanded(state):
             self.table.expand(state)
-        return self._plain(nodes, np.full(len(nodes), state, np.int32))
+        return self._plain(nodes, _filled(len(nodes), state))
 
     def _below_each(self, nodes: np.ndarray, states: np.ndarray) -> Found:
         """Tokens strictly below each ``nodes[i]`` entered in ``states[i]``: the states
         taken apart are walked as lexemes or branches, the others expanded and walked
         together in one kernel call (``_plain``)."""
+        distinct = _distinct_states(states)
+        if len(distinct) == 1:
+            return self._below(nodes, distinct[0])
         found: Found = []
         plain = np.ones(len(nodes), np.bool_)
-        for state in np.unique(states).tolist():
+        for state in distinct:
             entered = states == state
             taken = self._taken_apart(nodes[entered], state)
             if taken is not None:
@@ -306,7 +309,7 @@ class RowWalker:
         tokens, inverse, codes = counted_tokens(
             base.tokens, base.kinds, base.counts, exit_kind, width, lo, top
         )
-        ends = np.full(len(codes), self.parts.exit_state, np.int32)
+        ends = _filled(len(codes), self.parts.exit_state)
         inside = codes < exit_kind * width
         kinds, counts = np.divmod(codes[inside], width)
         ends[inside] = self.parts.counted_states(
@@ -432,9 +435,9 @@ class RowWalker:
         assert self.parts is not None
         exit_state = self.parts.exit_state
         token_parts, end_parts, exit_parts = [], [], []
-        below, states = nodes, np.full(len(nodes), lexeme, np.int32)
+        below, states = nodes, _filled(len(nodes), lexeme)
         while len(below):
-            for state in np.unique(states).tolist():
+            for state in _distinct_states(states):
                 if not self.table.is_expanded(state):
                     self.table.expand(state)
             tokens, ends, stopped, stopped_states = self._walk(below, states, exit_state)
@@ -497,18 +500,16 @@ class _NodeTokens:
 
     def __init__(self, trie: TokenTrie) -> None:
         self.trie = trie
-        self.tokens: list[np.ndarray] = []
-        self.inverse: list[np.ndarray] = []
+        self.slices: list[tuple[int, int]] = []  # the tokens at each node added
         self.ends: list[int] = []
         self.exits: list[int] = []
 
     def add(self, node: int, state: int) -> None:
         """The tokens ending at ``node`` end in ``state``."""
-        trie = self.trie
-        start, stop = int(trie.token_starts[node]), int(trie.token_starts[node + 1])
+        starts = self.trie.token_starts
+        start, stop = int(starts[node]), int(starts[node + 1])
         if stop > start:
-            self.tokens.append(trie.token_ids[start:stop])
-            self.inverse.append(np.full(stop - start, len(self.ends), np.int32))
+            self.slices.append((start, stop))
             self.ends.append(state)
 
     def exit(self, node: int) -> None:
@@ -517,9 +518,11 @@ class _NodeTokens:
             self.exits.append(node)
 
     def walk(self) -> _LexemeWalk:
+        token_ids = self.trie.token_ids
+        counts = [stop - start for start, stop in self.slices]
         return _LexemeWalk(
-            np.concatenate([_NONE, *self.tokens]),
-            np.concatenate([_NONE, *self.inverse]),
+            np.concatenate([_NONE, *(token_ids[start:stop] for start, stop in self.slices)]),
+            np.repeat(np.arange(len(counts), dtype=np.int32), counts),
             np.asarray(self.ends, np.int32),
             np.asarray(self.exits, np.int32),
         )
@@ -566,10 +569,7 @@ def _without(
     )
     exits = base.exits
     if len(exits):
-        cut = np.isin(exits, at)
-        for node in dead:
-            cut |= (exits >= node) & (exits < trie.ends[node])
-        exits = exits[~cut]
+        exits = exits[~_in_ranges(exits, starts.tolist(), stops.tolist())]
     mask = base.packed(words)
     if mask is not None:
         gone = np.concatenate([_NONE, *(base.tokens[a:b] for a, b in left_out)])
@@ -583,11 +583,51 @@ def _without(
     )
 
 
+def _in_ranges(values: np.ndarray, starts: list[int], stops: list[int]) -> np.ndarray:
+    """Whether each of ``values`` lies in one of the ranges ``[starts[i], stops[i])``
+    (trie nodes at or below some nodes): the ranges merged, then one binary search
+    per value, whatever the number of ranges."""
+    merged_starts: list[int] = []
+    merged_stops: list[int] = []
+    for start, stop in sorted(zip(starts, stops, strict=True)):
+        if merged_stops and start <= merged_stops[-1]:
+            merged_stops[-1] = max(merged_stops[-1], stop)
+        else:
+            merged_starts.append(start)
+            merged_stops.append(stop)
+    if not merged_starts:
+        return np.zeros(len(values), np.bool_)
+    where = np.searchsorted(np.asarray(merged_starts), values, side="right") - 1
+    inside: np.ndarray = (where >= 0) & (values < np.asarray(merged_stops)[where])
+    return inside
+
+
+def _filled(count: int, value: int) -> np.ndarray:
+    """``int32[count]`` of ``value`` (``np.full``'s Python wrapper costs more than the
+    fill on a few elements)."""
+    out = np.empty(count, np.int32)
+    out.fill(value)
+    return out
+
+
+def _distinct_states(states: np.ndarray) -> list[int]:
+    """The distinct ``states``, ascending (through a set when they are few, where
+    ``np.unique``'s call costs more than the work)."""
+    if len(states) > 64:
+        return np.unique(states).tolist()
+    return sorted(set(states.tolist()))
+
+
 def _distinct(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(distinct, inverse)`` with ``distinct[inverse] == states``: a dense lookup over
     state numbers, linear where ``np.unique`` would sort a vocabulary-sized array."""
     if not len(states):
         return states, states
+    if len(states) <= 64:  # a few tokens: numpy's calls would cost more than the work
+        listed = states.tolist()
+        ordered = sorted(set(listed))
+        rank = {state: i for i, state in enumerate(ordered)}
+        return np.asarray(ordered, np.int32), np.asarray([rank[s] for s in listed], np.int32)
     present = np.zeros(int(states.max()) + 1, np.bool_)
     present[states] = True
     distinct = np.flatnonzero(present).astype(np.int32)

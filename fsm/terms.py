@@ -842,9 +842,7 @@ def byte_partition(term: Term) -> np.ndarray:
     """
     cached = term._partition
     if cached is None:
-        cached = _partition(term)
-        cached.flags.writeable = False
-        term._partition = cached
+        cached = term._partition = _partition(term)  # shared between terms: never written
     return cached
 
 
@@ -862,9 +860,10 @@ def _refine(*partitions: np.ndarray) -> np.ndarray:
     parts = list({id(p): p for p in partitions if p is not _TRIVIAL}.values())
     if not parts:
         return _TRIVIAL
-    if len(parts) == 1:
-        return parts[0]
-    return refine(np.stack(parts))
+    refined = parts[0]
+    for part in parts[1:]:
+        refined = refine(refined, part)
+    return refined
 
 
 def _partition(term: Term) -> np.ndarray:

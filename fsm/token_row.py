@@ -24,6 +24,7 @@ when taken; a merged row stands for the joins it has not numbered by codes (-2, 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from itertools import repeat
 from typing import NamedTuple
@@ -93,8 +94,8 @@ class TokenRow:
 
     __slots__ = (
         "_big",
-        "_small_ends",
-        "_small_rests",
+        "_small",
+        "_small_starts",
         "_small_tokens",
         "blocks",
         "exit_state",
@@ -107,12 +108,16 @@ class TokenRow:
         self.exit_state = exit_state
         self.vocab_size = vocab_size
         words = (vocab_size + 31) // 32
-        small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
-        self._small_tokens = np.concatenate([_NONE, *(block.tokens for block in small)])
-        self._small_ends = np.concatenate([_NONE, *(block.ends() for block in small)])
-        self._small_rests = np.concatenate(
-            [_NONE, *(np.full(len(block.tokens), block.rest, np.int32) for block in small)]
-        )
+        # The small blocks' tokens side by side, and where each block starts among
+        # them: a lookup finds a token's positions, then its blocks (``items_of``).
+        # Most rows are a block or two of a few tokens, so nothing else is copied.
+        self._small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
+        starts, start = [], 0
+        for block in self._small:
+            starts.append(start)
+            start += len(block.tokens)
+        self._small_starts = starts
+        self._small_tokens = _joined([block.tokens for block in self._small])
         mask = pack_bitmask(self._small_tokens, words)
         self._big = [
             (block, pack_bitmask(block.tokens, words) if block.mask is None else block.mask)
@@ -126,8 +131,11 @@ class TokenRow:
     def items_of(self, token: int) -> list[Item]:
         """Where each block that reads ``token`` leads (empty when none does): several
         items lead to their union."""
-        hit = self._small_tokens == token
-        found = list(zip(self._small_ends[hit].tolist(), self._small_rests[hit].tolist()))
+        found: list[tuple[int, int]] = []
+        for position in np.flatnonzero(self._small_tokens == token).tolist():
+            which = bisect_right(self._small_starts, position) - 1
+            block = self._small[which]
+            found.append((block.end_at(position - self._small_starts[which]), block.rest))
         word, bit = token >> 5, token & 31
         for block, mask in self._big:
             if (int(mask[word]) >> bit) & 1:
@@ -224,6 +232,13 @@ def sorted_row(blocks: list[Block], vocab_size: int) -> tuple[np.ndarray, np.nda
         else:
             scatter_targets(target_of, block.tokens, block.inverse, block.targets)
     return read_row(target_of, count)  # type: ignore[no-any-return]
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """``arrays`` end to end, without a copy when there is only one."""
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate([_NONE, *arrays])
 
 
 def mask_tokens(mask: np.ndarray) -> np.ndarray:
