@@ -110,20 +110,22 @@ class TokenRow:
         words = (vocab_size + 31) // 32
         # The small blocks' tokens side by side, and where each block starts among
         # them: a lookup finds a token's positions, then its blocks (``items_of``).
-        # Most rows are a block or two of a few tokens, so nothing else is copied.
-        self._small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
+        # Most rows are a block or two of a few tokens, so nothing else is copied, and
+        # a row keeps few containers (each is one more object for the cyclic collector).
+        small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
+        self._small = blocks if len(small) == len(blocks) else small
         starts, start = [], 0
-        for block in self._small:
+        for block in small:
             starts.append(start)
             start += len(block.tokens)
-        self._small_starts = starts
-        self._small_tokens = _joined([block.tokens for block in self._small])
+        self._small_starts = tuple(starts)
+        self._small_tokens = _joined([block.tokens for block in small])
         mask = pack_bitmask(self._small_tokens, words)
-        self._big = [
+        self._big = tuple(
             (block, pack_bitmask(block.tokens, words) if block.mask is None else block.mask)
             for block in blocks
             if len(block.tokens) >= BIG_BLOCK
-        ]
+        )
         for _, block_mask in self._big:
             np.bitwise_or(mask, block_mask, out=mask)
         self.mask = mask
