@@ -24,7 +24,7 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import encode_string, string_except, whitespace
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
-from fsm.row_walk import ROOT, RowWalker
+from fsm.row_walk import ROOT, RowWalker, _distinct, _distinct_states, _in_ranges
 from fsm.terms import (
     EPS,
     Lexeme,
@@ -469,3 +469,32 @@ def test_a_boolean_null_or_enum_value_is_walked_as_a_lexeme(smol_vocab, value):
     for byte in f" {value}".encode():
         state = automaton.step(state, byte)
     assert state >= 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=100),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(1, 40)), max_size=12),
+)
+def test_values_in_ranges_match_the_definition(values, ranges):
+    """``_in_ranges`` (merged ranges, a binary search per value) says, for each value,
+    whether some range holds it, nested and overlapping ranges included."""
+    starts = [start for start, _ in ranges]
+    stops = [start + length for start, length in ranges]
+    found = _in_ranges(np.asarray(values, np.int32), starts, stops)
+    expected = [any(a <= v < b for a, b in zip(starts, stops)) for v in values]
+    assert found.tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 300), max_size=150))
+def test_distinct_states_small_and_large_paths_match_numpy(states):
+    """Both paths of ``_distinct`` and ``_distinct_states`` (a set when few, arrays
+    when many) give ``np.unique``'s answer."""
+    array = np.asarray(states, np.int32)
+    distinct, inverse = _distinct(array)
+    expected, expected_inverse = np.unique(array, return_inverse=True)
+    assert distinct.tolist() == expected.tolist()
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
+    assert distinct.dtype == np.int32 and inverse.dtype == np.int32
+    assert _distinct_states(array) == expected.tolist()
