@@ -18,6 +18,7 @@ import numpy as np
 
 from fsm.automaton import DEAD, ByteAutomaton
 from fsm.errors import ConstraintTooLarge, FsmError
+from fsm.successors import mark_discovered, successor_bounds
 
 
 class ByteTable:
@@ -56,8 +57,9 @@ class ByteTable:
         return bool(self.final[state])
 
     def expand(self, state: int) -> np.ndarray:
-        """Copy ``state``'s successors into the table; returns its live successors.
-        Raises ``ConstraintTooLarge`` when a bounded row has spent its ``budget``."""
+        """Copies ``state``'s successors into the table and returns them (``DEAD``
+        where a byte is refused). Raises ``ConstraintTooLarge`` when a bounded row has
+        spent its ``budget``."""
         if self.budget is not None:
             if self.budget <= 0:
                 raise ConstraintTooLarge(
@@ -69,13 +71,13 @@ class ByteTable:
         successors = np.asarray(successors)
         if successors.shape != (256,) or successors.dtype.kind not in "iu":
             raise FsmError(f"expand({state}) must return 256 integer successors")
-        if int(successors.min()) < DEAD:
+        lowest, highest = successor_bounds(successors)
+        if lowest < DEAD:
             raise FsmError(f"expand({state}) returned a negative state other than DEAD")
-        top = max(int(successors.max()), state)
+        top = max(highest, state)
         self._check_bound(top)
         self.reserve(top + 1)
-        live = successors[successors != DEAD]
-        self.discovered[live] = True
+        mark_discovered(successors, self.discovered, DEAD)
         if self.num_rows == len(self.table):
             table = np.empty((2 * self.num_rows, 256), np.int32)
             table[: self.num_rows] = self.table
@@ -84,7 +86,7 @@ class ByteTable:
         self.row_of[state] = self.num_rows
         self.num_rows += 1
         self.final[state] = bool(final)
-        return live
+        return successors
 
     def discover(self, states: np.ndarray) -> None:
         """Mark ``states`` as met (they may be handed out and queried from now on)."""

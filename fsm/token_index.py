@@ -351,8 +351,8 @@ class TokenIndex:
             state = todo.pop()
             if is_expanded(state):
                 continue
-            successors = self._bytes.expand(state)
-            todo.extend(s for s in np.unique(successors).tolist() if not is_expanded(s))
+            successors = np.unique(self._bytes.expand(state)).tolist()
+            todo.extend(s for s in successors if s != DEAD and not is_expanded(s))
         queue = deque([self.initial_state])
         queued = {self.initial_state}
         while queue:

@@ -1,0 +1,59 @@
+"""The successor kernels of ``ByteTable.expand`` against numpy's definitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fsm.automaton import DEAD
+from fsm.byte_table import ByteTable
+from fsm.errors import FsmError
+from fsm.successors import mark_discovered, successor_bounds
+
+rows = st.lists(st.integers(-1, 299), min_size=256, max_size=256)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows, st.sampled_from([np.int32, np.int64]))
+def test_bounds_and_marks_match_numpy(values, dtype):
+    successors = np.asarray(values, dtype)
+    assert successor_bounds(successors) == (int(successors.min()), int(successors.max()))
+    discovered = np.zeros(300, np.bool_)
+    discovered[7] = True  # marks already set stay set
+    mark_discovered(successors, discovered, DEAD)
+    expected = np.zeros(300, np.bool_)
+    expected[7] = True
+    expected[successors[successors != DEAD]] = True
+    np.testing.assert_array_equal(discovered, expected)
+
+
+class _Fixed:
+    """A foreign automaton whose every state has the same successors."""
+
+    initial = 0
+
+    def __init__(self, successors: np.ndarray) -> None:
+        self.successors = successors
+
+    def expand(self, state: int) -> tuple[np.ndarray, bool]:
+        return self.successors, state == 3
+
+
+def test_expand_copies_marks_and_returns_the_successors():
+    successors = np.full(256, DEAD, np.int32)
+    successors[ord("a")], successors[ord("b")] = 5, 40
+    table = ByteTable(_Fixed(successors), max_states=100)
+    returned = table.expand(3)
+    np.testing.assert_array_equal(returned, successors)
+    np.testing.assert_array_equal(table.row(3), successors)
+    assert table.is_known(3) is False and table.is_known(40) and table.is_final(3)
+    assert np.flatnonzero(table.discovered).tolist() == [5, 40]
+
+
+def test_expand_refuses_negative_states_other_than_dead():
+    successors = np.full(256, DEAD, np.int32)
+    successors[0] = -2
+    with pytest.raises(FsmError, match="negative"):
+        ByteTable(_Fixed(successors), max_states=100).expand(0)
