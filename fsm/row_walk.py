@@ -519,12 +519,15 @@ class _NodeTokens:
 
     def walk(self) -> _LexemeWalk:
         token_ids = self.trie.token_ids
-        counts = [stop - start for start, stop in self.slices]
+        if len(self.slices) == 1:  # a key's path where one node ends tokens: no copy
+            start, stop = self.slices[0]
+            tokens, inverse = token_ids[start:stop], np.zeros(stop - start, np.int32)
+        else:
+            counts = [stop - start for start, stop in self.slices]
+            tokens = np.concatenate([_NONE, *(token_ids[a:b] for a, b in self.slices)])
+            inverse = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
         return _LexemeWalk(
-            np.concatenate([_NONE, *(token_ids[start:stop] for start, stop in self.slices)]),
-            np.repeat(np.arange(len(counts), dtype=np.int32), counts),
-            np.asarray(self.ends, np.int32),
-            np.asarray(self.exits, np.int32),
+            tokens, inverse, np.asarray(self.ends, np.int32), np.asarray(self.exits, np.int32)
         )
 
 

@@ -25,6 +25,12 @@ class TokenTrie:
     token_starts: np.ndarray  # int32 [nodes + 1]: CSR offsets into token_ids
     token_ids: np.ndarray  # int32 [tokens]: ids whose bytes end at each node, by node
 
+    def __post_init__(self) -> None:
+        # Walks hand out slices of these arrays as their tokens, uncopied: read-only,
+        # so a write through one of them raises instead of changing the vocabulary.
+        for array in (self.labels, self.depths, self.ends, self.token_starts, self.token_ids):
+            array.flags.writeable = False
+
     @property
     def num_nodes(self) -> int:
         return int(self.labels.shape[0])
