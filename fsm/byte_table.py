@@ -74,10 +74,7 @@ class ByteTable:
         lowest, highest = successor_bounds(successors)
         if lowest < DEAD:
             raise FsmError(f"expand({state}) returned a negative state other than DEAD")
-        top = max(highest, state)
-        self._check_bound(top)
-        self.reserve(top + 1)
-        mark_discovered(successors, self.discovered, DEAD)
+        self._mark(successors, max(highest, state))
         if self.num_rows == len(self.table):
             table = np.empty((2 * self.num_rows, 256), np.int32)
             table[: self.num_rows] = self.table
@@ -90,12 +87,14 @@ class ByteTable:
 
     def discover(self, states: np.ndarray) -> None:
         """Mark ``states`` as met (they may be handed out and queried from now on)."""
-        if len(states) == 0:
-            return
-        top = int(states.max())
+        if len(states):
+            self._mark(states, int(states.max()))
+
+    def _mark(self, states: np.ndarray, top: int) -> None:
+        """Marks ``states`` (``DEAD`` skipped) discovered; ``top`` is at least each."""
         self._check_bound(top)
         self.reserve(top + 1)
-        self.discovered[states] = True
+        mark_discovered(states, self.discovered, DEAD)
 
     @property
     def num_states(self) -> int:

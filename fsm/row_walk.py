@@ -61,6 +61,9 @@ FEW_STRINGS = 64
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
+FEW_STATES = 64
+"""Up to this many, distinct states are found through a set: numpy's calls would cost
+more than the work (``_distinct_states``, ``_distinct``)."""
 
 Found = list[Block]
 
@@ -614,9 +617,8 @@ def _filled(count: int, value: int) -> np.ndarray:
 
 
 def _distinct_states(states: np.ndarray) -> list[int]:
-    """The distinct ``states``, ascending (through a set when they are few, where
-    ``np.unique``'s call costs more than the work)."""
-    if len(states) > 64:
+    """The distinct ``states``, ascending (through a set when at most ``FEW_STATES``)."""
+    if len(states) > FEW_STATES:
         return np.unique(states).tolist()
     return sorted(set(states.tolist()))
 
@@ -626,7 +628,7 @@ def _distinct(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     state numbers, linear where ``np.unique`` would sort a vocabulary-sized array."""
     if not len(states):
         return states, states
-    if len(states) <= 64:  # a few tokens: numpy's calls would cost more than the work
+    if len(states) <= FEW_STATES:
         listed = states.tolist()
         ordered = sorted(set(listed))
         rank = {state: i for i, state in enumerate(ordered)}
