@@ -39,9 +39,27 @@ COMPILED = (
     "unicode",
     "completion",
     "prefixed",
+    "json_schema.compile",
+    "json_schema.objects",
+    "json_schema.arrays",
+    "json_schema.strings",
+    "json_schema.json_text",
+    "json_schema.numbers",
+    "json_schema.formats",
+    "json_schema.refs",
+    "json_schema.key_rules",
+    "json_schema.keywords",
+    "json_schema.node_facts",
+    "json_schema.values",
 )
-"""The modules compiled: where a cold mask's time goes (derivatives, expansions, row
-walks). Modules holding numba kernels stay pure Python (numba compiles those)."""
+"""The modules compiled (dotted below ``fsm``): where a cold mask's time goes
+(derivatives, expansions, row walks, a schema's terms). Modules holding numba kernels
+stay pure Python (numba compiles those), and so do the packages' ``__init__`` and
+``json_schema.types`` (pydantic and typing introspection, run once per type)."""
+
+SUBPACKAGES = ("json_schema",)
+"""Packages below ``fsm`` holding compiled modules: each finds its build in a folder
+of the same name in ``BUILD_DIR`` (``activate_subpackage``)."""
 
 PACKAGE_DIR = Path(__file__).parent
 BUILD_DIR = PACKAGE_DIR / "_native"
@@ -49,10 +67,15 @@ STAMP = "stamp.json"
 PURE_ENV = "SEQSTATE_PURE"
 
 
+def source_path(name: str, package_dir: Path = PACKAGE_DIR) -> Path:
+    """The source of compiled module ``name`` (dotted below ``fsm``)."""
+    return package_dir.joinpath(*name.split(".")).with_suffix(".py")
+
+
 def source_hashes(package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
     """sha256 of each compiled module's source, by module name."""
     return {
-        name: hashlib.sha256((package_dir / f"{name}.py").read_bytes()).hexdigest()
+        name: hashlib.sha256(source_path(name, package_dir).read_bytes()).hexdigest()
         for name in COMPILED
     }
 
@@ -74,6 +97,16 @@ def activate(
     _load_shared_library(build_dir / stamp["library"])
     package_path.insert(0, str(build_dir))
     return True
+
+
+def activate_subpackage(
+    parent_path: list[str], package_path: list[str], name: str, build_dir: Path = BUILD_DIR
+) -> None:
+    """Put subpackage ``name``'s compiled modules ahead of its sources on
+    ``package_path`` when its parent's are in use (``activate`` put ``build_dir`` on
+    ``parent_path``): a package's ``__path__`` is its own, so each one is told."""
+    if str(build_dir) in parent_path:
+        package_path.insert(0, str(build_dir / name))
 
 
 def current_build(package_dir: Path = PACKAGE_DIR, build_dir: Path = BUILD_DIR) -> dict | None:

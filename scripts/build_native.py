@@ -35,7 +35,7 @@ def build(native) -> None:
     from mypyc.build import mypycify
     from setuptools import Distribution
 
-    sources = [f"fsm/{name}.py" for name in native.COMPILED]
+    sources = [str(native.source_path(name).relative_to(ROOT)) for name in native.COMPILED]
     with tempfile.TemporaryDirectory() as scratch:
         extensions = mypycify(
             [f"--config-file={MYPY_CONFIG}", *sources],
@@ -55,7 +55,10 @@ def build(native) -> None:
             raise SystemExit(f"expected one shared mypyc library, found {libraries}")
         shutil.copy2(libraries[0], native.BUILD_DIR)
         for module in (built / "fsm").iterdir():
-            shutil.copy2(module, native.BUILD_DIR)
+            if module.is_file():
+                shutil.copy2(module, native.BUILD_DIR)
+        for package in native.SUBPACKAGES:
+            shutil.copytree(built / "fsm" / package, native.BUILD_DIR / package)
     stamp = {
         "tag": native.build_tag(),
         "library": libraries[0].name,

@@ -6,6 +6,13 @@ it. See ``docs/json_schema.md`` for the supported keywords and the documented bo
 
 from __future__ import annotations
 
+import sys
+
+from fsm import native as _native
+
+# the parent package is initialised by now; importing it here would be a cycle
+_native.activate_subpackage(sys.modules["fsm"].__path__, __path__, "json_schema")
+
 from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, matches, ordered_keys
 from fsm.json_schema.types import type_schema
 from fsm.terms import Term

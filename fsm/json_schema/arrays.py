@@ -39,7 +39,7 @@ class ArrayShape:
 
 def array_term(shape: ArrayShape) -> Term:
     """``[`` ws body; the body closes with ws ``]`` (just ``]`` before any item)."""
-    start = frozenset() if shape.unique_values is not None else 0
+    start: int | frozenset[int] = frozenset() if shape.unique_values is not None else 0
     return cat(literal(b"["), whitespace(shape.ws_max), _body(shape, start, 0, True))
 
 

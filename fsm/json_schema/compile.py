@@ -304,7 +304,7 @@ class SchemaCompiler:
         names: set[str] = set()
         declared = False
         seen: set[str] = set()
-        stack = [(node, pointer)]
+        stack: list[tuple[object, str]] = [(node, pointer)]
         while stack:
             current, where = stack.pop()
             if not isinstance(current, dict) or where in seen:
@@ -410,9 +410,12 @@ class SchemaCompiler:
         y = self._constants(second, b, name)
         if x is not None and y is not None:
             return not any(json_equal(u, v) for u in x for v in y)
-        if x is None and y is None:
+        if x is not None:
+            listed, node, at = x, second, b
+        elif y is not None:
+            listed, node, at = y, first, a
+        else:
             return False
-        listed, (node, at) = (x, (second, b)) if x is not None else (y, (first, a))
         props = node.get("properties")
         if not isinstance(props, dict) or name not in props:
             return False
@@ -616,7 +619,9 @@ class SchemaCompiler:
         applicators that only require keys (``fsm.json_schema.key_rules``)."""
         if not key_rules and not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
             return any_object(self.ws_max)
-        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        props = node.get("properties")
+        if not isinstance(props, dict):
+            props = {}
         required = (
             [r for r in node.get("required") or () if isinstance(r, str)]
             if isinstance(node.get("required"), list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from typing import overload
 
 from fsm.errors import UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.formats import format_content
@@ -19,6 +20,10 @@ from fsm.terms import EMPTY, Term, intersect, repeat
 Refuse = Callable[[str, str], None]
 
 
+@overload
+def count(value: object, default: int) -> int: ...
+@overload
+def count(value: object, default: None) -> int | None: ...
 def count(value: object, default: int | None) -> int | None:
     """A non-negative integer keyword value (``2.0`` counts as 2), else ``default``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:

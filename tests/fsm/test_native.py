@@ -35,7 +35,9 @@ def _fake_package(tmp_path: Path) -> tuple[Path, Path]:
     package.mkdir()
     build.mkdir()
     for name in native.COMPILED:
-        (package / f"{name}.py").write_text(f"# {name}\n")
+        source = native.source_path(name, package)
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(f"# {name}\n")
     sources = {name: hashlib.sha256(f"# {name}\n".encode()).hexdigest() for name in native.COMPILED}
     stamp = {"tag": native.build_tag(), "library": "lib.so", "sources": sources}
     (build / native.STAMP).write_text(json.dumps(stamp))
@@ -75,6 +77,29 @@ def test_a_build_for_another_interpreter_or_none_is_not_taken(
         warnings.simplefilter("error")
         assert native.current_build(package, build) is None
         assert native.current_build(package, tmp_path / "not-built") is None
+
+
+def test_a_subpackage_takes_its_build_exactly_when_its_parent_does(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    parent, package = [str(build), str(tmp_path / "src")], [str(tmp_path / "src" / "sub")]
+    native.activate_subpackage(parent, package, "sub", build)
+    assert package == [str(build / "sub"), str(tmp_path / "src" / "sub")]
+    unbuilt = [str(tmp_path / "src" / "sub")]
+    native.activate_subpackage([str(tmp_path / "src")], unbuilt, "sub", build)
+    assert unbuilt == [str(tmp_path / "src" / "sub")]
+
+
+def test_every_compiled_subpackage_module_is_below_a_subpackage() -> None:
+    """A dotted name in ``COMPILED`` needs its package in ``SUBPACKAGES`` (the build
+    copies only those folders) and an ``__init__`` that activates it."""
+    for name in native.COMPILED:
+        if "." in name:
+            package = name.rsplit(".", 1)[0]
+            assert package in native.SUBPACKAGES, name
+            init = (native.PACKAGE_DIR / package / "__init__.py").read_text()
+            assert (
+                f'activate_subpackage(sys.modules["fsm"].__path__, __path__, "{package}")' in init
+            )
 
 
 def test_pure_python_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
