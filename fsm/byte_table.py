@@ -90,6 +90,14 @@ class ByteTable:
         if len(states):
             self._mark(states, int(states.max()))
 
+    def discover_state(self, state: int) -> None:
+        """``discover`` for one state (a taken token's target, a join, a union),
+        without the array and the numpy calls: a step makes one or two."""
+        if state != DEAD:
+            self._check_bound(state)
+            self.reserve(state + 1)
+            self.discovered[state] = True
+
     def _mark(self, states: np.ndarray, top: int) -> None:
         """Marks ``states`` (``DEAD`` skipped) discovered; ``top`` is at least each."""
         self._check_bound(top)

@@ -137,7 +137,7 @@ class RowWalker:
         """The state of a join (``target``, ``merged``), numbered and discovered."""
         assert self.parts is not None
         state = self.parts.join(*pair)
-        self.table.discover(np.asarray([state], np.int32))
+        self.table.discover_state(state)
         return state
 
     # ------------------------------------------------------------------ parts
@@ -463,7 +463,7 @@ class RowWalker:
         item = items[0]
         if isinstance(item, tuple):
             return self.joined(item)
-        self.table.discover(np.asarray([item], np.int32))
+        self.table.discover_state(item)
         return item
 
     def merged(self, row: TokenRow) -> tuple[np.ndarray, np.ndarray, list[Pair]]:
@@ -487,7 +487,7 @@ class RowWalker:
         """The union state of ``items``, numbered and discovered."""
         assert self.parts is not None
         state = self.parts.union(items)
-        self.table.discover(np.asarray([state], np.int32))
+        self.table.discover_state(state)
         return state
 
 

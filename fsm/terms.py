@@ -163,8 +163,9 @@ class Cat(Term):
         return self.items
 
     def rest(self) -> Term:
-        """The concatenation of every item but the first, built once: its derivatives
-        are memoised on it, so every derivative of this term reuses them."""
+        """The concatenation of every item but the first: the one ``cat`` put an item
+        ahead of, when it was built so, else built here once. Its derivatives are
+        memoised on it, so every derivative of this term reuses them."""
         rest = self._rest
         if rest is None:
             rest = self._rest = self.suffix(1)
@@ -529,16 +530,20 @@ def cat(*terms: Term) -> Term:
     if len(items) == 1:
         return items[0]
     if suffix is None:
-        hash_value = _fold_hash(items[:-1], items[-1]._hash)
-    else:
-        hash_value = _fold_hash(items[: len(items) - len(suffix.items)], suffix._hash)
-    return Cat(tuple(items), hash_value, needs)
+        return Cat(tuple(items), _fold_hash(items[:-1], items[-1]._hash), needs)
+    ahead = len(items) - len(suffix.items)
+    joined = Cat(tuple(items), _fold_hash(items[:ahead], suffix._hash), needs)
+    if ahead == 1:
+        joined._rest = suffix
+    return joined
 
 
 def _prepend(head: Term, rest: Cat) -> Term:
     """``cat(head, rest)`` for a concatenation ``rest``, the shape of every derivative of
     a concatenation (``derivative(first item) + the others``), built without the
-    general loop: the same items, hash and liveness flag."""
+    general loop: the same items, hash and liveness flag. Behind a single ``head``,
+    ``rest`` is the new term's ``rest()`` as it is: no suffix to copy and hash again,
+    and the derivatives already memoised on ``rest`` are reused."""
     if head is EMPTY:
         return EMPTY
     if head is EPS:
@@ -546,7 +551,9 @@ def _prepend(head: Term, rest: Cat) -> Term:
     needs = head.needs_liveness_check or rest.needs_liveness_check
     if isinstance(head, Cat):
         return Cat(head.items + rest.items, _fold_hash(head.items, rest._hash), needs)
-    return Cat((head, *rest.items), hash((head._hash, rest._hash)), needs)
+    joined = Cat((head, *rest.items), hash((head._hash, rest._hash)), needs)
+    joined._rest = rest
+    return joined
 
 
 def _fold_hash(items: list[Term] | tuple[Term, ...], tail: int) -> int:

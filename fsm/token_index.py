@@ -131,7 +131,7 @@ class TokenIndex:
         self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
         self.initial_state = int(automaton.initial)
-        self._bytes.discover(np.asarray([self.initial_state], np.int32))
+        self._bytes.discover_state(self.initial_state)
         if eager:
             self.build_all(progress)
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fsm.automaton import DEAD
 from fsm.byte_table import ByteTable
-from fsm.errors import FsmError
+from fsm.errors import ConstraintTooLarge, FsmError
 from fsm.successors import mark_discovered, successor_bounds
 
 rows = st.lists(st.integers(-1, 299), min_size=256, max_size=256)
@@ -57,3 +57,22 @@ def test_expand_refuses_negative_states_other_than_dead():
     successors[0] = -2
     with pytest.raises(FsmError, match="negative"):
         ByteTable(_Fixed(successors), max_states=100).expand(0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-1, 120), max_size=20))
+def test_discovering_states_one_by_one_equals_discovering_them_together(states):
+    """``discover_state`` is ``discover`` of a one-state array: the same marks (``DEAD``
+    skipped), the arrays grown alike, the same bound refused."""
+    one_by_one = ByteTable(_Fixed(np.full(256, DEAD, np.int32)), max_states=100)
+    together = ByteTable(_Fixed(np.full(256, DEAD, np.int32)), max_states=100)
+    for state in states:
+        outcomes = []
+        for discover in (one_by_one.discover_state, lambda s: together.discover(np.asarray([s]))):
+            try:
+                discover(state)
+                outcomes.append(None)
+            except ConstraintTooLarge:
+                outcomes.append(ConstraintTooLarge)
+        assert outcomes[0] == outcomes[1]
+        np.testing.assert_array_equal(one_by_one.discovered, together.discovered)

@@ -114,6 +114,21 @@ def test_two_item_concatenation_equals_the_general_one(p, q, r, word):
 
 @settings(max_examples=100, deadline=None)
 @given(class_patterns, class_patterns, class_patterns)
+def test_one_item_ahead_of_a_concatenation_keeps_it_as_the_rest(p, q, r):
+    """``cat(item, rest)`` (and ``cat`` over more arguments ending in ``rest``) hands
+    ``rest`` itself back from ``rest()``; the items, hash and meaning are the general
+    loop's."""
+    rest = cat(regex_term(q), intersect(regex_term(r), complement(regex_term(p))))
+    head = regex_term(p)
+    assume(isinstance(rest, Cat) and not isinstance(head, Cat) and head not in (EPS, EMPTY))
+    for joined in (cat(head, rest), cat(head, EPS, rest)):
+        assert isinstance(joined, Cat) and joined.rest() is rest
+        rebuilt = Cat(joined.items, hash(joined), joined.needs_liveness_check).suffix(1)
+        assert joined.rest() == rebuilt and hash(joined.rest()) == hash(rebuilt)
+
+
+@settings(max_examples=100, deadline=None)
+@given(class_patterns, class_patterns, class_patterns)
 def test_the_rest_of_a_concatenation_equals_the_general_one(p, q, r):
     """``Cat.rest()`` is built without the general loop: the same items, hash and flag
     as ``cat`` over every item but the first."""
