@@ -94,15 +94,18 @@ class ByteTable:
         """``discover`` for one state (a taken token's target, a join, a union),
         without the array and the numpy calls: a step makes one or two."""
         if state != DEAD:
-            self._check_bound(state)
-            self.reserve(state + 1)
+            self._make_room(state)
             self.discovered[state] = True
 
     def _mark(self, states: np.ndarray, top: int) -> None:
         """Marks ``states`` (``DEAD`` skipped) discovered; ``top`` is at least each."""
+        self._make_room(top)
+        mark_discovered(states, self.discovered, DEAD)
+
+    def _make_room(self, top: int) -> None:
+        """Refuses ``top`` past ``max_states``, else grows the arrays to hold it."""
         self._check_bound(top)
         self.reserve(top + 1)
-        mark_discovered(states, self.discovered, DEAD)
 
     @property
     def num_states(self) -> int:

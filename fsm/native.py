@@ -57,7 +57,7 @@ COMPILED = (
 stay pure Python (numba compiles those), and so do the packages' ``__init__`` and
 ``json_schema.types`` (pydantic and typing introspection, run once per type)."""
 
-SUBPACKAGES = ("json_schema",)
+SUBPACKAGES = tuple(sorted({name.rpartition(".")[0] for name in COMPILED if "." in name}))
 """Packages below ``fsm`` holding compiled modules: each finds its build in a folder
 of the same name in ``BUILD_DIR`` (``activate_subpackage``)."""
 

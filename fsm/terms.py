@@ -154,10 +154,13 @@ class Cat(Term):
     __slots__ = ("items", "_rest")
     _SHARED: tuple[str, ...] = ("items",)
 
-    def __init__(self, items: tuple[Term, ...], hash_value: int, needs: bool) -> None:
+    def __init__(
+        self, items: tuple[Term, ...], hash_value: int, needs: bool, rest: Term | None = None
+    ) -> None:
+        """``rest``: the concatenation of ``items[1:]`` when the caller has it."""
         super().__init__(hash_value, needs)
         self.items = items
-        self._rest: Term | None = None
+        self._rest = rest
 
     def _key(self) -> tuple:
         return self.items
@@ -532,10 +535,8 @@ def cat(*terms: Term) -> Term:
     if suffix is None:
         return Cat(tuple(items), _fold_hash(items[:-1], items[-1]._hash), needs)
     ahead = len(items) - len(suffix.items)
-    joined = Cat(tuple(items), _fold_hash(items[:ahead], suffix._hash), needs)
-    if ahead == 1:
-        joined._rest = suffix
-    return joined
+    rest = suffix if ahead == 1 else None
+    return Cat(tuple(items), _fold_hash(items[:ahead], suffix._hash), needs, rest)
 
 
 def _prepend(head: Term, rest: Cat) -> Term:
@@ -551,9 +552,7 @@ def _prepend(head: Term, rest: Cat) -> Term:
     needs = head.needs_liveness_check or rest.needs_liveness_check
     if isinstance(head, Cat):
         return Cat(head.items + rest.items, _fold_hash(head.items, rest._hash), needs)
-    joined = Cat((head, *rest.items), hash((head._hash, rest._hash)), needs)
-    joined._rest = rest
-    return joined
+    return Cat((head, *rest.items), hash((head._hash, rest._hash)), needs, rest)
 
 
 def _fold_hash(items: list[Term] | tuple[Term, ...], tail: int) -> int:

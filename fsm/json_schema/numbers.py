@@ -160,7 +160,7 @@ class NumberChecker:
         if any(self._in_range(Decimal(sign * c)) for c in candidates):
             return True
         # A fraction ending in zeros must still get a non-zero digit: strictly longer.
-        longer = fraction is not None and fraction not in (b"", b"0") and fraction.endswith(b"0")
+        longer = fraction is not None and fraction != b"0" and fraction.endswith(b"0")
         return self._integers_starting_with(written.lstrip("0"), negative, longer)
 
     def _integers_starting_with(self, digits: str, negative: bool, longer: bool) -> bool:
