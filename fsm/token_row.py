@@ -82,51 +82,67 @@ class Block(NamedTuple):
     def ends(self) -> np.ndarray:
         return self.targets if self.inverse is None else self.targets[self.inverse]
 
-    def end_at(self, position: int) -> int:
-        """The target of ``tokens[position]``."""
-        at = position if self.inverse is None else int(self.inverse[position])
-        return int(self.targets[at])
+
+StoredBlock = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None, int]
+"""A ``Block`` as a plain tuple, the way a row keeps it: the cyclic collector stops
+tracking an exact tuple of arrays and ints, never a named tuple, and the rows a cold
+walk builds live as long as the walk (each object they keep is scanned again by every
+full collection until then)."""
+
+
+def _end_and_rest(block: StoredBlock, position: int) -> tuple[int, int]:
+    """The target of ``block``'s token at ``position``, and the block's ``rest``."""
+    _, inverse, targets, _, rest = block
+    at = position if inverse is None else int(inverse[position])
+    return int(targets[at]), rest
 
 
 class TokenRow:
-    """A row as ``blocks`` (they may share tokens) and its packed ``mask``;
+    """A row as the blocks its walk found (they may share tokens; kept as
+    ``StoredBlock``s) and its packed ``mask``;
     ``exit_state`` is where a lexeme is over (a token ending there leads to ``rest``)."""
 
     __slots__ = (
         "_big",
+        "_blocks",
         "_small",
         "_small_starts",
         "_small_tokens",
-        "blocks",
         "exit_state",
         "mask",
         "vocab_size",
     )
 
     def __init__(self, blocks: list[Block], exit_state: int, vocab_size: int) -> None:
-        self.blocks = blocks
         self.exit_state = exit_state
         self.vocab_size = vocab_size
         words = (vocab_size + 31) // 32
-        # The small blocks' tokens side by side, and where each block starts among
-        # them: a lookup finds a token's positions, then its blocks (``items_of``).
-        # Most rows are a block or two of a few tokens, so nothing else is copied, and
-        # a row keeps few containers (each is one more object for the cyclic collector).
-        small = [block for block in blocks if len(block.tokens) < BIG_BLOCK]
-        self._small = blocks if len(small) == len(blocks) else small
+        # Big blocks carry their own mask. The small blocks' tokens lie side by side,
+        # with where each block starts among them: a lookup finds a token's positions,
+        # then its blocks (``items_of``). Most rows are a block or two of a few tokens,
+        # so nothing else is copied, and a row keeps only tuples of arrays and ints,
+        # which the cyclic collector stops tracking.
+        stored: list[StoredBlock] = []
+        big_masks: list[np.ndarray] = []
+        for block in blocks:
+            block_mask = block.mask
+            if len(block.tokens) >= BIG_BLOCK:
+                if block_mask is None:
+                    block_mask = pack_bitmask(block.tokens, words)
+                big_masks.append(block_mask)
+            stored.append((block.tokens, block.inverse, block.targets, block_mask, block.rest))
+        self._blocks = tuple(stored)
+        small = tuple(kept for kept in stored if len(kept[0]) < BIG_BLOCK)
+        self._small = self._blocks if len(small) == len(stored) else small
+        self._big = tuple(kept for kept in stored if len(kept[0]) >= BIG_BLOCK)
         starts, start = [], 0
-        for block in small:
+        for kept in small:
             starts.append(start)
-            start += len(block.tokens)
+            start += len(kept[0])
         self._small_starts = tuple(starts)
-        self._small_tokens = _joined([block.tokens for block in small])
+        self._small_tokens = _joined([kept[0] for kept in small])
         mask = pack_bitmask(self._small_tokens, words)
-        self._big = tuple(
-            (block, pack_bitmask(block.tokens, words) if block.mask is None else block.mask)
-            for block in blocks
-            if len(block.tokens) >= BIG_BLOCK
-        )
-        for _, block_mask in self._big:
+        for block_mask in big_masks:
             np.bitwise_or(mask, block_mask, out=mask)
         self.mask = mask
 
@@ -136,12 +152,12 @@ class TokenRow:
         found: list[tuple[int, int]] = []
         for position in np.flatnonzero(self._small_tokens == token).tolist():
             which = bisect_right(self._small_starts, position) - 1
-            block = self._small[which]
-            found.append((block.end_at(position - self._small_starts[which]), block.rest))
+            found.append(_end_and_rest(self._small[which], position - self._small_starts[which]))
         word, bit = token >> 5, token & 31
-        for block, mask in self._big:
-            if (int(mask[word]) >> bit) & 1:
-                found.append((block.end_at(int(position_of(block.tokens, token))), block.rest))
+        for block in self._big:
+            big_mask = block[3]  # never None for a big block (``__init__``)
+            if big_mask is not None and (int(big_mask[word]) >> bit) & 1:
+                found.append(_end_and_rest(block, int(position_of(block[0], token))))
         return [self._item(end, rest) for end, rest in found]
 
     def _item(self, end: int, rest: int) -> Item:
@@ -156,7 +172,7 @@ class TokenRow:
         pairs returned), and those pairs; a token several blocks read leads to
         ``union_of`` of their targets and the pairs."""
         pairs: list[Pair] = []
-        coded = [self._coded(block, pairs) for block in self.blocks]
+        coded = [self._coded(Block(*block), pairs) for block in self._blocks]
         joined = disjoint(coded, self.vocab_size, lambda targets: union_of(targets, pairs))
         tokens, targets, _ = sorted_row(joined, self.vocab_size)
         return tokens, targets, pairs

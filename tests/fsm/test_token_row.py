@@ -3,6 +3,8 @@ merged row says, and blocks merge into one sorted row."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,6 +82,23 @@ def test_a_lexeme_token_ending_with_the_lexeme_leads_to_the_continuation():
     assert row.items_of(4) == [9]
     assert row.items_of(7) == [(3, 9)]
     assert row.items_of(5) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_a_row_holds_nothing_the_cyclic_collector_scans(data):
+    """A cold walk keeps its rows alive to the end, and every full collection until
+    then scans whatever they hold that the collector tracks: after a collection, a
+    row's blocks (small, big, lexeme or plain) are tracked by nothing but the row.
+    (A collection stops tracking a tuple whose items it has already stopped tracking,
+    so tuples of tuples take a second.)"""
+    blocks = data.draw(overlapping_blocks(3000))
+    row = TokenRow(blocks, EXIT, 3000)
+    gc.collect()
+    gc.collect()
+    held = [value for value in gc.get_referents(row) if not isinstance(value, type)]
+    assert held
+    assert not [value for value in held if gc.is_tracked(value)]
 
 
 @settings(max_examples=150, deadline=None)
