@@ -57,7 +57,7 @@ from fsm.json_schema.node_facts import (
     plain_object,
     within_first_bytes,
 )
-from fsm.json_schema.numbers import NumberChecker
+from fsm.json_schema.numbers import EXACT, NumberChecker
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.json_schema.refs import RefResolver, draft_of, escape_token
 from fsm.json_schema.strings import count, pattern_content, string_term
@@ -879,9 +879,10 @@ def _no_value_between(
         return False
     if step is None:
         return low > high or (low == high and (low_excl or high_excl))
-    first = (low / step).to_integral_value(rounding=ROUND_CEILING) * step
+    ceiling = EXACT.divide(low, step).to_integral_value(rounding=ROUND_CEILING, context=EXACT)
+    first = EXACT.multiply(ceiling, step)
     if low_excl and first == low:
-        first += step
+        first = EXACT.add(first, step)
     return first > high or (high_excl and first == high)
 
 

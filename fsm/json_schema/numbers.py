@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Context, Decimal, InvalidOperation, localcontext
+from decimal import Context, Decimal, InvalidOperation
 
 MAX_EXPONENT = 1100
 """Numbers whose decimal exponent exceeds this (beyond any float) are not accepted."""
@@ -28,7 +28,11 @@ _PREFIX = re.compile(
     rb"(?P<sign>-?)(?:(?P<int>0|[1-9][0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
     rb"(?:(?P<e>[eE])(?P<esign>[+-]?)(?P<exp>[0-9]*))?)?"
 )
-_CONTEXT = Context(prec=2400, Emax=10**6, Emin=-(10**6))
+EXACT = Context(prec=2400, Emax=10**6, Emin=-(10**6))
+"""Every operation on a number or bound names this context: exact up to 2,400
+significant digits (decimal's default context keeps 28, and a longer number or bound
+rounded there crossed an exclusive bound or emptied an integer range), and no
+thread-local context is switched per call."""
 
 
 @dataclass(frozen=True)
@@ -72,16 +76,15 @@ class NumberChecker:
     def _value_ok(self, value: Decimal) -> bool:
         if not self._in_range(value):
             return False
-        with localcontext(_CONTEXT):
-            try:
-                if self.integer and value != value.to_integral_value():
-                    return False
-                if self.multiple_of is not None:
-                    quotient = value / self.multiple_of
-                    if quotient != quotient.to_integral_value():
-                        return False
-            except InvalidOperation:
+        try:
+            if self.integer and value != value.to_integral_value(context=EXACT):
                 return False
+            if self.multiple_of is not None:
+                quotient = EXACT.divide(value, self.multiple_of)
+                if quotient != quotient.to_integral_value(context=EXACT):
+                    return False
+        except InvalidOperation:
+            return False
         return True
 
     def viable(self, text: bytes) -> bool:
@@ -119,8 +122,8 @@ class NumberChecker:
     def _leading_digits_viable(self, digits: str, negative: bool) -> bool:
         """Some magnitude ``0.<digits>... * 10**k`` of this sign lies within the bounds."""
         if negative:
-            low = None if self.maximum is None else -self.maximum
-            high = None if self.minimum is None else -self.minimum
+            low = None if self.maximum is None else self.maximum.copy_negate()
+            high = None if self.minimum is None else self.minimum.copy_negate()
             high_excl = self.exclusive_minimum
         else:
             low, high, high_excl = self.minimum, self.maximum, self.exclusive_maximum
@@ -129,10 +132,10 @@ class NumberChecker:
         if high is None or low is None or low <= 0:
             return True
         start = Decimal("0." + digits)
-        width = Decimal(1).scaleb(-len(digits))
+        end = EXACT.add(start, Decimal(1).scaleb(-len(digits), EXACT))
         for k in range(low.adjusted() - 1, high.adjusted() + 3):
-            lower = start.scaleb(k)
-            upper = (start + width).scaleb(k)
+            lower = start.scaleb(k, EXACT)
+            upper = end.scaleb(k, EXACT)
             if low < upper and (lower < high or (lower == high and not high_excl)):
                 return True
         return False
@@ -204,7 +207,7 @@ class NumberChecker:
         prefix = match["exp"].decode()
         for sign in signs:
             for exponent in _exponents_with_prefix(prefix):  # increasing
-                value = mantissa.scaleb(-exponent if sign == b"-" else exponent)
+                value = mantissa.scaleb(-exponent if sign == b"-" else exponent, EXACT)
                 if abs(value.adjusted()) > MAX_EXPONENT or self._beyond(value, sign == b"+"):
                     break
                 if self._value_ok(value):
@@ -218,9 +221,8 @@ class NumberChecker:
             if value > 0:
                 return self.maximum is not None and value > self.maximum
             return self.minimum is not None and value < self.minimum
-        with localcontext(_CONTEXT):
-            if self.integer and value != value.to_integral_value():
-                return True  # dividing a non-integer by ten never gives an integer
+        if self.integer and value != value.to_integral_value(context=EXACT):
+            return True  # dividing a non-integer by ten never gives an integer
         if value > 0:
             return self.minimum is not None and 0 < self.minimum and value < self.minimum
         return self.maximum is not None and self.maximum < 0 and value > self.maximum

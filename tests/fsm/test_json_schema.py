@@ -207,6 +207,14 @@ def test_number_bounds_exact() -> None:
     agrees_with_oracle(schema, [1.5, 1.4999, 9.999, 10, 10.0, 15e-1, 1e1, -3, 0, "x"])
 
 
+@pytest.mark.parametrize("low", [10**28 + 15, 10**28 + 5, -(10**30) - 1])
+def test_integer_ranges_beyond_28_digits_are_exact(low: int) -> None:
+    """An integer range with one member above decimal's default 28 digits: finding its
+    first integer rounded the bound there and called the range empty."""
+    schema = {"type": "integer", "exclusiveMinimum": low, "maximum": low + 1}
+    agrees_with_oracle(schema, [low - 1, low, low + 1, low + 2])
+
+
 @pytest.mark.parametrize("schema", [{"type": "number"}, {"type": "number", "maximum": 1e300}])
 def test_exponents_are_canonical(schema) -> None:
     """Every exponent Python or JavaScript prints is accepted; zero padding is not."""

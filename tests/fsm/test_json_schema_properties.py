@@ -168,6 +168,84 @@ def test_number_checker_accepts_by_exact_value(checker: NumberChecker, text: str
     assert checker.accepts(text.encode()) == expected
 
 
+WIDE = Context(prec=200)
+"""Exact for every number the tests below build."""
+
+long_decimals = st.builds(
+    lambda digits, point, negative: Decimal(f"{'-' if negative else ''}0.{digits}").scaleb(
+        point, WIDE
+    ),
+    st.from_regex(r"[1-9][0-9]{27,44}", fullmatch=True),
+    st.integers(-3, 3),
+    st.booleans(),
+)
+"""Decimals with 28 to 45 significant digits: more than decimal's default context keeps."""
+
+
+@st.composite
+def near_a_long_bound(draw) -> tuple[NumberChecker, str]:
+    """A checker with a long bound, and a number written a few units of its last digit
+    (or a tenth or a hundredth of one) away from it, plainly or with an exponent."""
+    bound = draw(long_decimals)
+    unit = Decimal(1).scaleb(bound.as_tuple().exponent - draw(st.integers(0, 2)), WIDE)
+    value = WIDE.add(bound, WIDE.multiply(Decimal(draw(st.integers(-3, 3))), unit))
+    exclusive, integer, as_maximum = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
+    other = draw(st.none() | long_decimals)
+    if as_maximum:
+        checker = NumberChecker(
+            minimum=other, maximum=bound, exclusive_maximum=exclusive, integer=integer
+        )
+    else:
+        checker = NumberChecker(
+            minimum=bound, exclusive_minimum=exclusive, maximum=other, integer=integer
+        )
+    exponent = draw(st.none() | st.integers(-40, 40).filter(bool))  # no "e0": not canonical
+    if exponent is None:
+        return checker, canonical(f"{value:f}")
+    return checker, f"{canonical(f'{value.scaleb(-exponent, WIDE):f}')}e{exponent}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(near_a_long_bound())
+@example(
+    (
+        NumberChecker(
+            minimum=Decimal("0.1"), maximum=Decimal("0.12345678901234568"), exclusive_maximum=True
+        ),
+        "0.1234567890123456799999999999999",
+    )
+)
+@example(
+    (
+        NumberChecker(minimum=Decimal("-0.2"), maximum=Decimal("-0.10000000000000000000000000015")),
+        "-0.10000000000000000000000000015",
+    )
+)
+def test_long_numbers_near_their_bounds_are_judged_exactly(case) -> None:
+    """The checker accepts by exact value, and never prunes a prefix of a number it
+    accepts: rounding to decimal's default 28 digits did, at an exclusive bound."""
+    checker, text = case
+    value = Decimal(text)
+    expected = (
+        (
+            checker.minimum is None
+            or value > checker.minimum
+            or (value == checker.minimum and not checker.exclusive_minimum)
+        )
+        and (
+            checker.maximum is None
+            or value < checker.maximum
+            or (value == checker.maximum and not checker.exclusive_maximum)
+        )
+        and (not checker.integer or value == value.to_integral_value(context=WIDE))
+    )
+    assert checker.accepts(text.encode()) == expected, (checker, text)
+    if expected:
+        data = text.encode()
+        pruned = [data[:i] for i in range(len(data) + 1) if not checker.viable(data[:i])]
+        assert not pruned, (checker, text, pruned)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-300, 300), st.integers(0, 300), st.integers(-5000, 5000))
 def test_bounded_integer_prefixes_are_viable_exactly_when_completable(low, width, value):
