@@ -137,6 +137,27 @@ checkers = st.builds(
 )
 
 
+WIDE = Context(prec=200)
+"""Exact for every number the tests below build."""
+
+
+def within_bounds(checker: NumberChecker, value: Decimal) -> bool:
+    """The checker's bounds and integrality, by exact value (not ``multiple_of``)."""
+    return (
+        (
+            checker.minimum is None
+            or value > checker.minimum
+            or (value == checker.minimum and not checker.exclusive_minimum)
+        )
+        and (
+            checker.maximum is None
+            or value < checker.maximum
+            or (value == checker.maximum and not checker.exclusive_maximum)
+        )
+        and (not checker.integer or value == value.to_integral_value(context=WIDE))
+    )
+
+
 @settings(max_examples=400, deadline=None)
 @given(checkers, numbers)
 def test_number_checker_never_prunes_an_accepted_number(checker: NumberChecker, text: str) -> None:
@@ -151,25 +172,8 @@ def test_number_checker_accepts_by_exact_value(checker: NumberChecker, text: str
     value = Decimal(text)
     with localcontext(Context(prec=2000)):
         multiple = checker.multiple_of is None or (value / checker.multiple_of) % 1 == 0
-    expected = (
-        (
-            checker.minimum is None
-            or value > checker.minimum
-            or (value == checker.minimum and not checker.exclusive_minimum)
-        )
-        and (
-            checker.maximum is None
-            or value < checker.maximum
-            or (value == checker.maximum and not checker.exclusive_maximum)
-        )
-        and (not checker.integer or value == value.to_integral_value())
-        and multiple
-    )
-    assert checker.accepts(text.encode()) == expected
+    assert checker.accepts(text.encode()) == (within_bounds(checker, value) and multiple)
 
-
-WIDE = Context(prec=200)
-"""Exact for every number the tests below build."""
 
 long_decimals = st.builds(
     lambda digits, point, negative: Decimal(f"{'-' if negative else ''}0.{digits}").scaleb(
@@ -225,20 +229,7 @@ def test_long_numbers_near_their_bounds_are_judged_exactly(case) -> None:
     """The checker accepts by exact value, and never prunes a prefix of a number it
     accepts: rounding to decimal's default 28 digits did, at an exclusive bound."""
     checker, text = case
-    value = Decimal(text)
-    expected = (
-        (
-            checker.minimum is None
-            or value > checker.minimum
-            or (value == checker.minimum and not checker.exclusive_minimum)
-        )
-        and (
-            checker.maximum is None
-            or value < checker.maximum
-            or (value == checker.maximum and not checker.exclusive_maximum)
-        )
-        and (not checker.integer or value == value.to_integral_value(context=WIDE))
-    )
+    expected = within_bounds(checker, Decimal(text))
     assert checker.accepts(text.encode()) == expected, (checker, text)
     if expected:
         data = text.encode()
