@@ -132,15 +132,14 @@ class TokenRow:
                 big_masks.append(block_mask)
             stored.append((block.tokens, block.inverse, block.targets, block_mask, block.rest))
         self._blocks = tuple(stored)
-        small = tuple(kept for kept in stored if len(kept[0]) < BIG_BLOCK)
-        self._small = self._blocks if len(small) == len(stored) else small
+        self._small = tuple(kept for kept in stored if len(kept[0]) < BIG_BLOCK)
         self._big = tuple(kept for kept in stored if len(kept[0]) >= BIG_BLOCK)
         starts, start = [], 0
-        for kept in small:
+        for kept in self._small:
             starts.append(start)
             start += len(kept[0])
         self._small_starts = tuple(starts)
-        self._small_tokens = _joined([kept[0] for kept in small])
+        self._small_tokens = _joined([kept[0] for kept in self._small])
         mask = pack_bitmask(self._small_tokens, words)
         for block_mask in big_masks:
             np.bitwise_or(mask, block_mask, out=mask)
