@@ -383,6 +383,12 @@ class Checker(Hashable, Protocol):
         """Whether ``text`` itself is accepted (exact)."""
         ...
 
+    def canonical(self, text: bytes) -> bytes:
+        """A text with exactly the accepted continuations of ``text`` (``text`` itself
+        when the checker knows no shorter description): prefixes with one future are
+        then one term, so the automaton explores them as one state."""
+        ...
+
 
 class Checked(Term):
     __slots__ = ("checker", "text")
@@ -690,7 +696,7 @@ def lexeme(term: Term, within: Term | None = None, apart: frozenset[bytes] = fro
 
 def checked(checker: Checker, text: bytes = b"") -> Term:
     """Strings ``s`` with ``checker.accepts(text + s)``; ``EMPTY`` if not viable."""
-    return Checked(checker, text) if checker.viable(text) else EMPTY
+    return Checked(checker, checker.canonical(text)) if checker.viable(text) else EMPTY
 
 
 ANY_STRING: Term = complement(EMPTY)

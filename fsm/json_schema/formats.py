@@ -127,6 +127,9 @@ class RegexSyntaxChecker:
             escaped = byte == 0x5C and not escaped
         return True
 
+    def canonical(self, text: bytes) -> bytes:
+        return text  # a pattern's every character can matter
+
     def accepts(self, text: bytes) -> bool:
         try:
             pattern = json.loads(b'"' + text + b'"')

@@ -28,6 +28,8 @@ _PREFIX = re.compile(
     rb"(?P<sign>-?)(?:(?P<int>0|[1-9][0-9]*)(?:(?P<dot>\.)(?P<frac>[0-9]*))?"
     rb"(?:(?P<e>[eE])(?P<esign>[+-]?)(?P<exp>[0-9]*))?)?"
 )
+_EXPONENT_MARK = re.compile(rb"[eE]")
+_NONZERO_AS_ONE = bytes.maketrans(b"23456789", b"11111111")
 EXACT = Context(prec=2400, Emax=10**6, Emin=-(10**6))
 """Every operation on a number or bound names this context: exact up to 2,400
 significant digits (decimal's default context keeps 28, and a longer number or bound
@@ -86,6 +88,24 @@ class NumberChecker:
         except InvalidOperation:
             return False
         return True
+
+    def canonical(self, text: bytes) -> bytes:
+        """``text`` with its mantissa's non-zero digits written as ``1`` when no keyword
+        looks at the magnitude of a number of its sign (no ``multipleOf``, no bound on
+        that side of zero): then only where the zeros are decides what may follow
+        (syntax, integrality, the exponent limit), so ``7``, ``42`` and ``11`` are two
+        states, not a state per number written."""
+        if self.multiple_of is not None:
+            return text
+        if text.startswith(b"-"):
+            blind = self.minimum is None and (self.maximum is None or self.maximum >= 0)
+        else:
+            blind = self.maximum is None and (self.minimum is None or self.minimum <= 0)
+        if not blind:
+            return text
+        exponent = _EXPONENT_MARK.search(text)
+        end = len(text) if exponent is None else exponent.start()
+        return text[:end].translate(_NONZERO_AS_ONE) + text[end:]
 
     def viable(self, text: bytes) -> bool:
         match = _PREFIX.fullmatch(text)

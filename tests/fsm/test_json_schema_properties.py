@@ -268,3 +268,62 @@ def test_non_canonical_fractions_are_refused(written: bytes, canonical_form: byt
     assert NumberChecker().accepts(canonical_form)
     assert matches(schema_term({"type": "number"}), canonical_form)
     assert not matches(schema_term({"type": "number"}), written)
+
+
+sign_blind_checkers = st.builds(
+    NumberChecker,
+    minimum=st.sampled_from([None, Decimal(0), Decimal(-5), Decimal(3)]),
+    exclusive_minimum=st.booleans(),
+    maximum=st.sampled_from([None, Decimal(0), Decimal(7), Decimal(-2)]),
+    exclusive_maximum=st.booleans(),
+    multiple_of=st.sampled_from([None, None, Decimal(3)]),
+    integer=st.booleans(),
+)
+"""Checkers whose bounds often leave one sign's magnitudes free (``canonical`` then
+rewrites digits), and often do not (it must then keep them)."""
+continuations = st.from_regex(
+    r"[0-9]{0,4}(\.[0-9]{0,3})?([eE][+-]?(0|1|10|109|110|1099|1100|1101|[0-9]{1,3})?)?",
+    fullmatch=True,
+).map(str.encode)
+"""Mantissa digits, a fraction, and exponents around ``numbers.MAX_EXPONENT``."""
+
+
+@settings(max_examples=600, deadline=None)
+@given(sign_blind_checkers, numbers, st.integers(0, 40), continuations)
+@example(NumberChecker(integer=True), "1200", 4, b"e-2")  # trailing zeros divide away
+@example(NumberChecker(integer=True), "5", 1, b"e1100")  # the exponent limit counts digits
+@example(NumberChecker(integer=True), "55", 2, b"e1100")
+@example(NumberChecker(integer=True), "0.05", 4, b"e1101")
+@example(NumberChecker(minimum=Decimal(0), exclusive_minimum=True), "0.0", 3, b"")
+@example(NumberChecker(multiple_of=Decimal(3)), "3", 1, b"")  # the digits decide
+def test_a_canonical_prefix_has_the_same_continuations(checker, text, cut, rest) -> None:
+    """``canonical`` keeps a prefix's future: every continuation, and each of its
+    prefixes, is judged the same after the written and the canonical prefix."""
+    written = text.encode()[:cut]
+    canonical_prefix = checker.canonical(written)
+    assert len(canonical_prefix) == len(written)
+    for end in range(len(rest) + 1):
+        assert checker.viable(written + rest[:end]) == checker.viable(
+            canonical_prefix + rest[:end]
+        ), (checker, written, canonical_prefix, rest[:end])
+    assert checker.accepts(written + rest) == checker.accepts(canonical_prefix + rest)
+
+
+def test_numbers_with_one_future_are_one_state() -> None:
+    """Without a keyword on the magnitude, ``42`` and ``17`` continue alike and are one
+    term; ``40`` (a trailing zero an exponent may divide away) is another. A bound on
+    the magnitude keeps every number apart."""
+    from fsm.terms import checked
+
+    free = NumberChecker(integer=True)
+    assert checked(free, b"42") == checked(free, b"17") != checked(free, b"40")
+    assert checked(free, b"-3.25e1") == checked(free, b"-9.99e1")
+    assert checked(free, b"1e12") != checked(free, b"1e13")  # exponents are kept
+    assert checked(NumberChecker(multiple_of=Decimal(3)), b"42") != checked(
+        NumberChecker(multiple_of=Decimal(3)), b"17"
+    )
+    bounded = NumberChecker(minimum=Decimal(20), integer=True)
+    assert checked(bounded, b"42") != checked(bounded, b"17")
+    at_most_100 = NumberChecker(maximum=Decimal(100), integer=True)
+    assert checked(at_most_100, b"-42") == checked(at_most_100, b"-17")  # all below it
+    assert checked(at_most_100, b"42") != checked(at_most_100, b"17")
