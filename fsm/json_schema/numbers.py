@@ -91,21 +91,34 @@ class NumberChecker:
 
     def canonical(self, text: bytes) -> bytes:
         """``text`` with its mantissa's non-zero digits written as ``1`` when no keyword
-        looks at the magnitude of a number of its sign (no ``multipleOf``, no bound on
-        that side of zero): then only where the zeros are decides what may follow
-        (syntax, integrality, the exponent limit), so ``7``, ``42`` and ``11`` are two
-        states, not a state per number written."""
-        if self.multiple_of is not None:
-            return text
-        if text.startswith(b"-"):
-            blind = self.minimum is None and (self.maximum is None or self.maximum >= 0)
-        else:
-            blind = self.maximum is None and (self.minimum is None or self.minimum <= 0)
-        if not blind:
+        looks at the magnitude of a number of its sign (``_magnitude_free``): then only
+        where the zeros are decides what may follow (syntax, integrality, the exponent
+        limit), so ``7``, ``42`` and ``11`` are two states, not a state per number."""
+        if not self._magnitude_free(text.startswith(b"-")):
             return text
         exponent = _EXPONENT_MARK.search(text)
         end = len(text) if exponent is None else exponent.start()
         return text[:end].translate(_NONZERO_AS_ONE) + text[end:]
+
+    def _magnitude_free(self, negative: bool) -> bool:
+        """Whether the accepted numbers of this sign are all of them but zero, or all of
+        them: no ``multipleOf``, no bound beyond zero on this side, and the bound on the
+        other side below every non-zero magnitude (1 for integers, else 0)."""
+        if self.multiple_of is not None:
+            return False
+        far, near, near_exclusive = self.maximum, self.minimum, self.exclusive_minimum
+        if negative:
+            far = None if self.minimum is None else self.minimum.copy_negate()
+            near = None if self.maximum is None else self.maximum.copy_negate()
+            near_exclusive = self.exclusive_maximum
+        if far is not None:
+            return False
+        smallest = 1 if self.integer else 0
+        return (
+            near is None
+            or near < smallest
+            or (near == smallest and not (near_exclusive and smallest))
+        )
 
     def viable(self, text: bytes) -> bool:
         match = _PREFIX.fullmatch(text)

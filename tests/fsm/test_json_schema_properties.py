@@ -272,9 +272,13 @@ def test_non_canonical_fractions_are_refused(written: bytes, canonical_form: byt
 
 sign_blind_checkers = st.builds(
     NumberChecker,
-    minimum=st.sampled_from([None, Decimal(0), Decimal(-5), Decimal(3)]),
+    minimum=st.sampled_from(
+        [None, Decimal(0), Decimal(-5), Decimal(3), Decimal(1), Decimal("0.5")]
+    ),
     exclusive_minimum=st.booleans(),
-    maximum=st.sampled_from([None, Decimal(0), Decimal(7), Decimal(-2)]),
+    maximum=st.sampled_from(
+        [None, Decimal(0), Decimal(7), Decimal(-2), Decimal(-1), Decimal("-0.5")]
+    ),
     exclusive_maximum=st.booleans(),
     multiple_of=st.sampled_from([None, None, Decimal(3)]),
     integer=st.booleans(),
@@ -296,6 +300,8 @@ continuations = st.from_regex(
 @example(NumberChecker(integer=True), "0.05", 4, b"e1101")
 @example(NumberChecker(minimum=Decimal(0), exclusive_minimum=True), "0.0", 3, b"")
 @example(NumberChecker(multiple_of=Decimal(3)), "3", 1, b"")  # the digits decide
+@example(NumberChecker(minimum=Decimal(1), exclusive_minimum=True, integer=True), "2", 1, b"")
+@example(NumberChecker(minimum=Decimal("0.5")), "0.7", 3, b"")  # not integral: digits decide
 def test_a_canonical_prefix_has_the_same_continuations(checker, text, cut, rest) -> None:
     """``canonical`` keeps a prefix's future: every continuation, and each of its
     prefixes, is judged the same after the written and the canonical prefix."""
@@ -324,6 +330,8 @@ def test_numbers_with_one_future_are_one_state() -> None:
     )
     bounded = NumberChecker(minimum=Decimal(20), integer=True)
     assert checked(bounded, b"42") != checked(bounded, b"17")
+    positive = NumberChecker(minimum=Decimal(1), integer=True)  # every integer but zero
+    assert checked(positive, b"42") == checked(positive, b"17")
     at_most_100 = NumberChecker(maximum=Decimal(100), integer=True)
     assert checked(at_most_100, b"-42") == checked(at_most_100, b"-17")  # all below it
     assert checked(at_most_100, b"42") != checked(at_most_100, b"17")
