@@ -37,6 +37,7 @@ from fsm.trie_walk import (
     is_sparse,
     pack_bitmask,
     position_of,
+    positions_of,
     read_by_several,
     read_row,
     scatter_plain,
@@ -149,7 +150,7 @@ class TokenRow:
         """Where each block that reads ``token`` leads (empty when none does): several
         items lead to their union."""
         found: list[tuple[int, int]] = []
-        for position in np.flatnonzero(self._small_tokens == token).tolist():
+        for position in positions_of(self._small_tokens, token).tolist():
             which = bisect_right(self._small_starts, position) - 1
             found.append(_end_and_rest(self._small[which], position - self._small_starts[which]))
         word, bit = token >> 5, token & 31

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fsm import (
@@ -20,6 +20,7 @@ from fsm import (
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     ABSENT,
+    SCAN_CHUNK,
     counted_tokens,
     counted_tokens_py,
     follow_path,
@@ -30,6 +31,8 @@ from fsm.trie_walk import (
     pack_bitmask_py,
     position_of,
     position_of_py,
+    positions_of,
+    positions_of_py,
     read_by_several,
     read_by_several_py,
     read_row,
@@ -248,10 +251,19 @@ def test_read_by_several_matches_twin(size, data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 40), max_size=60), st.integers(0, 40))
+@given(
+    st.lists(st.integers(0, 40), max_size=60)
+    | st.lists(st.integers(0, 3000), min_size=SCAN_CHUNK - 2, max_size=3 * SCAN_CHUNK + 5),
+    st.integers(0, 40) | st.integers(0, 3000),
+)
+@example(list(range(2 * SCAN_CHUNK)), SCAN_CHUNK - 1)  # last of a chunk
+@example(list(range(2 * SCAN_CHUNK)), SCAN_CHUNK)  # first of the next
+@example([7] * (SCAN_CHUNK + 3), 7)  # every position, across a chunk's end
 def test_position_of_matches_twin(listed, token):
+    """First and every position, short arrays and arrays over several scan chunks."""
     tokens = np.asarray(listed, np.int32)
     assert position_of(tokens, token) == position_of_py(tokens, token)
+    np.testing.assert_array_equal(positions_of(tokens, token), positions_of_py(tokens, token))
 
 
 @settings(max_examples=200, deadline=None)
