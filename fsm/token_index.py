@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fsm.automaton import DEAD, ByteAutomaton, DecomposableAutomaton
+from fsm.automaton import DEAD, ByteAutomaton, as_decomposable
 from fsm.byte_table import ByteTable
 from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import FsmError
@@ -113,8 +113,7 @@ class TokenIndex:
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
-        decomposable = isinstance(automaton, DecomposableAutomaton) and automaton.has_lexemes
-        self._parts = automaton if share_lexemes and decomposable else None
+        self._parts = as_decomposable(automaton) if share_lexemes else None
         shared = vocabulary.lexeme_walks if self._parts is not None else None
         self._walker = RowWalker(self._bytes, vocabulary.trie, vocabulary.size, self._parts, shared)
         # Token rows, in build order; their sorted tokens and targets when asked.
