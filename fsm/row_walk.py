@@ -494,6 +494,8 @@ class RowWalker:
 def _canonical(items: list[Item]) -> tuple[Item, ...]:
     """``items`` without repeats, states first, in one order whichever blocks found
     them: a token looked up alone and in a merged row leads to the same union."""
+    if len(items) == 1:  # most tokens: one block reads them
+        return (items[0],)
     return tuple(sorted(set(items), key=lambda item: (isinstance(item, tuple), item)))
 
 
