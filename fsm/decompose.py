@@ -12,8 +12,8 @@ other, have equal separators and then heads one a prefix of the other, which a
 prefix-free head forbids.
 
 ``branch_terms(term)`` gives the branches of a union state, with concatenation
-distributed over a union (or a thunk whose body is one) at its head, when some branch
-splits. Both are exact rewrites: the language of the term is unchanged.
+distributed over a union (or a thunk whose body is one) at its head, or behind a
+nullable separator, when some branch splits. Both are exact rewrites: the language of the term is unchanged.
 """
 
 from __future__ import annotations
@@ -110,23 +110,29 @@ def branch_terms(
     when not ``require_lexeme``), or None.
 
     A union's items; a concatenation whose head is a union (or a thunk whose body is
-    one): ``cat(alt(a, b), k) == alt(cat(a, k), cat(b, k))``."""
+    one): ``cat(alt(a, b), k) == alt(cat(a, k), cat(b, k))``. When those branches do
+    not split, and a lexeme is required, a union behind a nullable separator
+    (``_behind_separator``)."""
     if isinstance(term, Alt):
-        branches = tuple(term.items)
+        found: tuple[Term, ...] | None = tuple(term.items)
     elif isinstance(term, Cat):
         head = _union_of(term.items[0])
-        if head is None:
-            return None
-        rest = term.rest()
-        branches = tuple(cat(item, rest) for item in head.items)
+        found = None if head is None else tuple(cat(item, term.rest()) for item in head.items)
     else:
         head = _union_of(term)
-        if head is None:
-            return None
-        branches = tuple(head.items)
-    if not require_lexeme or any(split_lexeme(branch, memo) is not None for branch in branches):
-        return branches
+        found = None if head is None else tuple(head.items)
+    if not require_lexeme:
+        return found
+    if found is not None and _some_split(found, memo):
+        return found
+    behind = _behind_separator(term) if isinstance(term, Cat) else None
+    if behind is not None and _some_split(behind, memo):
+        return behind
     return None
+
+
+def _some_split(branches: tuple[Term, ...], memo: SplitMemo | None) -> bool:
+    return any(split_lexeme(branch, memo) is not None for branch in branches)
 
 
 def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:
@@ -147,6 +153,19 @@ def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:
         elif isinstance(current, Repeat | Not):
             todo.append(current.item)
     return False
+
+
+def _behind_separator(term: Cat) -> tuple[Term, ...] | None:
+    """``s (a | b) k`` as ``s a k``, ``s b k`` when ``s`` is nullable: an optional space
+    or whitespace before a value that is a string or null. The branches may then split
+    as "separators, then a lexeme" where the union as a whole does not. Only a union
+    written out: a thunk's body behind whitespace (an array's items, an object's
+    members) was measured slower taken apart so (``docs/design.md``)."""
+    first, second = term.items[0], term.items[1]
+    if isinstance(first, Thunk) or not isinstance(second, Alt) or not nullable(first):
+        return None
+    after = term.suffix(2)
+    return tuple(cat(first, item, after) for item in second.items)
 
 
 def _union_of(term: Term) -> Alt | None:

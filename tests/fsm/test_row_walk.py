@@ -74,6 +74,15 @@ SCHEMAS = {
         },
         "required": ["at", "alarm"],
     },
+    "a string or null after a space": {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["string", "null"]},
+            "b": {"anyOf": [{"type": "string", "format": "date"}, {"type": "integer"}]},
+        },
+        "required": ["a"],
+    },
+    "strings or nulls in an array": {"type": "array", "items": {"type": ["string", "null"]}},
     "booleans, null and enums of them": {
         "type": "object",
         "properties": {
@@ -469,6 +478,26 @@ def test_a_boolean_null_or_enum_value_is_walked_as_a_lexeme(smol_vocab, value):
     for byte in f" {value}".encode():
         state = automaton.step(state, byte)
     assert state >= 0
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("a string or null after a space", b'{"a":'), ("strings or nulls in an array", b'["x",')],
+)
+def test_a_union_behind_optional_whitespace_is_walked_branch_by_branch(name, text):
+    """``' '? ("..." | null) rest`` (after a key) and ``ws ("..." | null) rest`` (an
+    array's next item, behind a union of whitespace forms) are taken apart as
+    ``' '? "..." rest`` and ``' '? null rest``: the string branch splits as
+    "separators, then a lexeme", so its walk is the vocabulary's shared one, where the
+    union as a whole splits into nothing."""
+    automaton = automaton_of(JsonSchema(SCHEMAS[name]))
+    state = automaton.initial
+    for byte in text:
+        state = automaton.step(state, byte)
+    assert automaton.lexeme_split(state) is None
+    branches = automaton.branches(state)
+    assert branches is not None and len(branches) == 2
+    assert any(automaton.lexeme_split(branch) is not None for branch in branches)
 
 
 @settings(max_examples=200, deadline=None)
