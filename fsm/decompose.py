@@ -13,7 +13,8 @@ prefix-free head forbids.
 
 ``branch_terms(term)`` gives the branches of a union state, with concatenation
 distributed over a union (or a thunk whose body is one) at its head, or behind a
-nullable separator, when some branch splits. Both are exact rewrites: the language of the term is unchanged.
+nullable separator, when some branch splits. Both are exact rewrites: the language of
+the term is unchanged.
 """
 
 from __future__ import annotations

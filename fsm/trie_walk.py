@@ -204,11 +204,8 @@ def positions_of(tokens, token):
     side by side, and several may read the token)."""
     count = tokens.shape[0]
     held = 0
-    for start in range(0, count, SCAN_CHUNK):
-        stop = min(start + SCAN_CHUNK, count)
-        if _chunk_holds(tokens, token, start, stop):
-            for i in range(start, stop):
-                held += tokens[i] == token
+    for i in range(count):  # no branch: vectorised like ``_chunk_holds``
+        held += tokens[i] == token
     out = np.empty(held, np.int64)
     found = 0
     for start in range(0, count, SCAN_CHUNK):
