@@ -837,14 +837,32 @@ def _derivative(term: Term, byte: int) -> Term:
 
 def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
     """A lexeme's derivative, with its ``within`` promise carried along: ``within``'s
-    own derivative once the byte leaves every ``apart`` string."""
+    own derivative once the byte leaves every ``apart`` string.
+
+    Under the promise the derivative's strings are ``within``'s derivative's but the
+    rest of the ``apart`` strings, so that pair describes it: its item (the item's
+    derivative) is a thunk keyed by the pair and built only when something asks for
+    it. A token walk down the ``apart`` strings (an object's other keys, past each
+    named key's prefixes) then steps through ``within``'s memoised derivatives, not
+    through the item's, which are new terms for every set of keys."""
     if term.within is None:
         return lexeme(derivative(term.item, byte))
     within = derivative(term.within, byte)
     apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
+    if nullable(within):  # ``within``'s string ended (a lexeme: nothing can follow)
+        return EMPTY if b"" in apart else within
+    apart = apart - {b""}  # not a string of ``within``: nothing of it to take out
     if not apart:
         return within
-    return lexeme(derivative(term.item, byte), within, apart)
+    if not isinstance(within, Lexeme):  # outside the promise: derive the item itself
+        return lexeme(derivative(term.item, byte), within, apart)
+    item = term.item
+    rest = Thunk(
+        ("lexeme-except", within, apart),
+        lambda: derivative(item, byte),
+        item.needs_liveness_check,
+    )
+    return Lexeme(rest, within, apart)
 
 
 def byte_partition(term: Term) -> np.ndarray:
@@ -865,6 +883,14 @@ _TRIVIAL.flags.writeable = False
 def _mask_partition(mask: int) -> np.ndarray:
     bits = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
     return np.unpackbits(bits, bitorder="little").astype(np.uint16)
+
+
+def _apart_partition(apart: frozenset[bytes]) -> np.ndarray:
+    """Each first byte of ``apart``'s strings in a class of its own, the rest in one."""
+    labels: np.ndarray = np.zeros(256, dtype=np.uint16)
+    for i, first in enumerate(sorted({text[0] for text in apart if text})):
+        labels[first] = i + 1
+    return labels
 
 
 def _refine(*partitions: np.ndarray) -> np.ndarray:
@@ -893,8 +919,9 @@ def _partition(term: Term) -> np.ndarray:
     if isinstance(term, Alt | And):
         return _refine(*(byte_partition(t) for t in term.items))
     if isinstance(term, Lexeme) and term.within is not None:
-        # a derivative may be ``within``'s (``Lexeme``): its classes are kept apart too
-        return _refine(byte_partition(term.item), byte_partition(term.within))
+        # a derivative is ``within``'s, but where the byte begins an ``apart`` string
+        # (``_lexeme_derivative``): each such byte is a class of its own
+        return _refine(byte_partition(term.within), _apart_partition(term.apart))
     if isinstance(term, Not | Repeat | Lexeme):
         return byte_partition(term.item)
     if isinstance(term, Thunk):

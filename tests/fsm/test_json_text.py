@@ -6,7 +6,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fsm.json_schema.json_text import encode_string, string_except
-from fsm.terms import Thunk, derivative, matches
+from fsm.terms import (
+    Lexeme,
+    Thunk,
+    _derivative,
+    byte_partition,
+    derivative,
+    matches,
+    representatives,
+)
 
 # few letters, so that random texts often are, or start like, one of the names
 _TEXTS = st.text(alphabet='ab\u00e9"\\\n', max_size=4)
@@ -69,3 +77,31 @@ def _after(term, data: bytes):
     for byte in data:
         term = derivative(term, byte)
     return term
+
+
+@given(names=st.lists(_TEXTS, min_size=1, max_size=5), text=_TEXTS, cut=st.integers(0, 12))
+def test_a_prefix_read_keeps_the_item_unbuilt_and_true(names, text, cut) -> None:
+    """Down a name's prefix the lexeme steps through ``within``'s derivatives and keeps
+    its own item as an unbuilt thunk; built, that item reads what the lexeme reads."""
+    root = string_except(names)
+    data = encode_string(text)
+    prefix, rest = data[:cut], data[cut:]
+    state = _after(root, prefix)
+    if not isinstance(state, Lexeme) or state is root or state.within is None:
+        return  # read to the end, or off every name (then it is ``within``'s state)
+    assert isinstance(state.item, Thunk) and state.item._body is None
+    for end in range(len(rest) + 1):
+        assert matches(state.item, rest[:end]) == matches(state, rest[:end])
+
+
+@given(names=st.lists(_TEXTS, min_size=1, max_size=5), text=_TEXTS, cut=st.integers(0, 12))
+def test_a_prefix_state_partition_groups_bytes_with_equal_derivatives(names, text, cut) -> None:
+    """Bytes in one class of a state's partition have one derivative: the partition of
+    "any string but the names" is ``within``'s with each name's next byte apart."""
+    state = _after(string_except(names), encode_string(text)[:cut])
+    if not isinstance(state, Lexeme):
+        return
+    firsts = representatives(state)
+    assert len(byte_partition(state)) == 256
+    for byte in range(256):  # ``_derivative``: not through the partition's shortcut
+        assert _derivative(state, byte) == _derivative(state, firsts[byte]), byte
