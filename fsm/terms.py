@@ -849,13 +849,13 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
         return lexeme(derivative(term.item, byte))
     within = derivative(term.within, byte)
     apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
-    if nullable(within):  # ``within``'s string ended (a lexeme: nothing can follow)
-        return EMPTY if b"" in apart else within
-    apart = apart - {b""}  # not a string of ``within``: nothing of it to take out
-    if not apart:
+    if nullable(within) and apart <= {b""}:  # ``within``'s string ended here
+        return EMPTY if apart else within
+    if not apart - {b""}:  # the empty rest of a name ``within`` goes on past: no name
         return within
     if not isinstance(within, Lexeme):  # outside the promise: derive the item itself
         return lexeme(derivative(term.item, byte), within, apart)
+    apart = apart - {b""}
     item = term.item
     rest = Thunk(
         ("lexeme-except", within, apart),
