@@ -851,11 +851,11 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
     apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
     if nullable(within) and apart <= {b""}:  # ``within``'s string ended here
         return EMPTY if apart else within
-    if not apart - {b""}:  # the empty rest of a name ``within`` goes on past: no name
+    apart = apart - {b""}  # a name ended where ``within`` goes on: nothing to take out
+    if not apart:
         return within
     if not isinstance(within, Lexeme):  # outside the promise: derive the item itself
-        return lexeme(derivative(term.item, byte), within, apart)
-    apart = apart - {b""}
+        return lexeme(derivative(term.item, byte))
     item = term.item
     rest = Thunk(
         ("lexeme-except", within, apart),
