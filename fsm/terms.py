@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Iterable
+from itertools import product
 from typing import Protocol
 
 import numpy as np
@@ -349,19 +350,31 @@ class Lexeme(Term):
     state. A derivative takes ``within``'s derivative as it is once the byte leaves
     every ``apart`` string, so the states there are ``within``'s, and a token walk of
     this lexeme takes ``within``'s shared walk everywhere but down the ``apart``
-    strings (``fsm.row_walk``). Not part of the term's value: equal items make equal
-    lexemes."""
+    strings (``fsm.row_walk``).
 
-    __slots__ = ("apart", "item", "within")
+    ``bound``, when given, is the caller's promise that every string of this lexeme is
+    one of ``bound``'s (a JSON key or string value: one of all JSON strings). Lexemes
+    with one bound are prefix-free together, which is what lets an intersection of
+    concatenations behind them split where they end (``intersect``); a derivative's
+    bound is the bound's derivative. ``within`` is a bound too. Neither is part of the
+    term's value: equal items make equal lexemes, and the promises hold of the strings,
+    so whichever equal lexeme a memo hands back keeps them true."""
+
+    __slots__ = ("apart", "bound", "item", "within")
     _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(
-        self, item: Term, within: Lexeme | None = None, apart: frozenset[bytes] = frozenset()
+        self,
+        item: Term,
+        within: Lexeme | None = None,
+        apart: frozenset[bytes] = frozenset(),
+        bound: Lexeme | None = None,
     ) -> None:
         super().__init__(hash(("lexeme", item)), item.needs_liveness_check)
         self.item = item
         self.within = within
         self.apart = apart
+        self.bound = bound
 
     def _key(self) -> tuple:
         return (self.item,)
@@ -615,7 +628,93 @@ def intersect(*terms: Term) -> Term:
         return EMPTY  # a term and its complement
     if EPS in members:
         return EPS if all(nullable(m) for m in members) else EMPTY
-    return And(frozenset(members))
+    factored = _factored(members)
+    return And(frozenset(members)) if factored is None else factored
+
+
+MAX_FACTORED = 64
+"""Branches an intersection is distributed into, at most, to factor its heads."""
+
+
+def _factored(members: set[Term]) -> Term | None:
+    """The intersection of ``members`` with its heads factored out, or None.
+
+    Where no string of the heads ``K1``, ``K2`` is a proper prefix of another,
+    ``(K1 X1) & (K2 X2) = (K1 & K2) (X1 & X2)``: a string of both splits after the
+    same head string, since one of two heads that begin it would begin the other. Heads
+    that qualify are single-byte sets, and lexemes with one bound (JSON keys and string
+    values: an object's named key against a pattern's, ``allOf`` of members). A union
+    among the members is distributed first when every branch qualifies, up to
+    ``MAX_FACTORED`` branches, and the branches behind one head met are joined
+    (``K X | K Y = K (X | Y)``). The result is a union of concatenations behind one
+    lexeme, which token walks share (``fsm.row_walk``), where the intersection was a
+    state walked byte by byte; pairs of different keys fall away at once."""
+    choices: list[list[tuple[Term, Term]]] = []
+    combinations = 1
+    for member in members:
+        split = []
+        for branch in member.items if isinstance(member, Alt) else (member,):
+            parts = _head_and_rest(branch)
+            if parts is None:
+                return None
+            split.append(parts)
+        combinations *= len(split)
+        if combinations > MAX_FACTORED:
+            return None
+        choices.append(split)
+    heads = [head for split in choices for head, _ in split]
+    if all(isinstance(head, Bytes) for head in heads):
+        meet = _meet_bytes
+    elif all(isinstance(head, Lexeme) for head in heads) and _one_bound(heads):
+        meet = _meet_lexemes
+    else:
+        return None
+    rests: dict[Term, list[Term]] = {}  # per head met, the rests met behind it
+    for combination in product(*choices):
+        head = meet([head for head, _ in combination])
+        if head is not EMPTY:
+            rests.setdefault(head, []).append(intersect(*(rest for _, rest in combination)))
+    return alt(*(cat(head, alt(*behind)) for head, behind in rests.items()))
+
+
+def _head_and_rest(term: Term) -> tuple[Term, Term] | None:
+    """``term`` as a head that may factor (a lexeme or a single-byte set) and the rest."""
+    if isinstance(term, Lexeme | Bytes):
+        return term, EPS
+    if isinstance(term, Cat) and isinstance(term.items[0], Lexeme | Bytes):
+        return term.items[0], term.rest()
+    return None
+
+
+def _one_bound(heads: list[Term]) -> bool:
+    bounds = [lexeme_bound(head) for head in heads if isinstance(head, Lexeme)]
+    return all(bound is bounds[0] or bound == bounds[0] for bound in bounds)
+
+
+def _meet_bytes(heads: list[Term]) -> Term:
+    return intersect(*heads)
+
+
+MAX_MET_STRINGS = 16
+"""Strings of a finite lexeme (a key) checked one by one against the others it meets."""
+
+
+def _meet_lexemes(heads: list[Term]) -> Term:
+    """The intersection of lexemes with one bound, as a lexeme with that bound: a finite
+    one's strings kept where the others accept them (a key against a pattern)."""
+    distinct = list(dict.fromkeys(heads))
+    if len(distinct) == 1:
+        return distinct[0]
+    bound = lexeme_bound(distinct[0])  # type: ignore[arg-type]
+    for head in distinct:
+        strings = finite_strings(head, MAX_MET_STRINGS, budget=32)
+        if strings is None:
+            continue
+        kept = [text for text in strings if all(matches(other, text) for other in distinct)]
+        if len(kept) == len(strings):
+            return head
+        return lexeme(alt(*(literal(text) for text in kept)), bound=bound)
+    return lexeme(intersect(*(head.item for head in distinct)), bound=bound)  # type: ignore[attr-defined]
 
 
 def _conjuncts(terms: Iterable[Term]) -> tuple[set[Term], int | None] | None:
@@ -680,18 +779,34 @@ def thunk(
     return Thunk(key, make, needs_liveness_check, shortest)
 
 
-def lexeme(term: Term, within: Term | None = None, apart: frozenset[bytes] = frozenset()) -> Term:
+def lexeme(
+    term: Term,
+    within: Term | None = None,
+    apart: frozenset[bytes] = frozenset(),
+    bound: Term | None = None,
+) -> Term:
     """``term`` marked prefix-free (the caller's promise: no string of ``term`` is a
     proper prefix of another). Nullable means "matched": it normalises to ``EPS``,
     which also drops what a derivative could only spell as dead alternatives.
-    ``within`` and ``apart``: the ``Lexeme`` promise, kept when ``within`` is a lexeme."""
+    ``within`` and ``apart``, ``bound``: the ``Lexeme`` promises, kept when they are
+    lexemes."""
     if term is EMPTY or term is EPS or isinstance(term, Lexeme):
         return term
     if nullable(term):
         return EPS
     if isinstance(within, Lexeme):
         return Lexeme(term, within, apart)
-    return Lexeme(term)
+    return Lexeme(term, bound=bound if isinstance(bound, Lexeme) else None)
+
+
+def lexeme_bound(term: Lexeme) -> Lexeme:
+    """A prefix-free lexeme holding every string of ``term`` (``term`` itself when it
+    was promised none): lexemes with one bound are prefix-free together."""
+    if term.within is not None:
+        return term.within
+    if term.bound is not None:
+        return term.bound
+    return term
 
 
 def checked(checker: Checker, text: bytes = b"") -> Term:
@@ -846,7 +961,10 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
     named key's prefixes) then steps through ``within``'s memoised derivatives, not
     through the item's, which are new terms for every set of keys."""
     if term.within is None:
-        return lexeme(derivative(term.item, byte))
+        bound = term.bound
+        return lexeme(
+            derivative(term.item, byte), bound=None if bound is None else derivative(bound, byte)
+        )
     within = derivative(term.within, byte)
     apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
     if nullable(within) and apart <= {b""}:  # ``within``'s string ended here

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import ROUND_CEILING, Decimal
+from itertools import product
 
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
@@ -79,6 +80,10 @@ from fsm.terms import (
 
 KEY_ORDERS = ("any", "schema")
 """Object key orders a schema compiles to: any order, or the order of ``properties``."""
+
+MAX_KEY_TESTS = 4
+"""Pattern tests on an object's other keys taken both ways as a union of members (2**n
+of them, each a key lexeme then its value); past that, their intersection."""
 
 
 def ordered_keys(key_order: str) -> bool:
@@ -849,24 +854,30 @@ class SchemaCompiler:
         if not patterns:
             return EMPTY if additional is EMPTY else member(key, additional, self.ws_max)
 
-        def rest(value: Term) -> Term:
-            return cat(colon(self.ws_max), value)
-
         def outside(content: Term) -> Term:
             return string_of(intersect(star(JSON_CHAR), complement(content)))
 
-        parts = [cat(key, rest(self.any))]
-        for content, value in patterns:
-            if value != self.any:
-                parts.append(
-                    alt(cat(string_of(content), rest(value)), cat(outside(content), rest(self.any)))
-                )
+        # (keys, value they require) both ways of each test that bounds a value
+        tests = [
+            ((string_of(content), value), (outside(content), self.any))
+            for content, value in patterns
+            if value != self.any
+        ]
         if additional != self.any:
             some = alt(*(content for content, _ in patterns))
-            parts.append(
-                alt(cat(string_of(some), rest(self.any)), cat(outside(some), rest(additional)))
-            )
-        return intersect(*parts)
+            tests.append(((string_of(some), self.any), (outside(some), additional)))
+        if len(tests) > MAX_KEY_TESTS:
+            parts = [cat(key, colon(self.ws_max), self.any)]
+            parts.extend(alt(*(member(*way, self.ws_max) for way in test)) for test in tests)
+            return intersect(*parts)
+        return alt(*(self._key_case(key, ways) for ways in product(*tests)))
+
+    def _key_case(self, key: Term, ways: tuple[tuple[Term, Term], ...]) -> Term:
+        """The members whose key is ``key`` and takes each test the way chosen: the keys
+        met (one lexeme, ``fsm.terms.intersect``), their values met, ``any`` left out."""
+        values = [value for _, value in ways if value != self.any]
+        value = intersect(*values) if values else self.any
+        return member(intersect(key, *(keys for keys, _ in ways)), value, self.ws_max)
 
 
 def _no_value_between(

@@ -95,13 +95,21 @@ def colon(max_len: int) -> Term:
     return literal(b":") if max_len == 0 else cat(literal(b":"), opt(literal(b" ")))
 
 
+ANY_STRING = lexeme(cat(QUOTE, star(JSON_CHAR), QUOTE))
+"""Every JSON string: the bound of every other (``string_of``, ``string_literal``)."""
+
+
 def string_of(content: Term) -> Term:
     """A JSON string whose encoded content is in ``content``: a lexeme, since a string
-    ends at its first unescaped quote and encoded content never holds a raw one."""
-    return lexeme(cat(QUOTE, content, QUOTE))
+    ends at its first unescaped quote and encoded content never holds a raw one, and
+    bounded by ``ANY_STRING``, so intersections of members factor at their keys
+    (``fsm.terms.intersect``)."""
+    return lexeme(cat(QUOTE, content, QUOTE), bound=ANY_STRING)
 
 
-ANY_STRING = string_of(star(JSON_CHAR))
+def string_literal(text: str) -> Term:
+    """The JSON string of ``text`` (``encode_string``), bounded by ``ANY_STRING``."""
+    return lexeme(literal(encode_string(text)), bound=ANY_STRING)
 
 
 def encode_string(text: str) -> bytes:

@@ -20,9 +20,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import partial
 
-from fsm.json_schema.json_text import colon, encode_string, whitespace
+from fsm.json_schema.json_text import colon, string_literal, whitespace
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
-from fsm.terms import EMPTY, EPS, Term, alt, cat, lexeme, literal, thunk
+from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,7 @@ class ObjectShape:
 
     def __post_init__(self) -> None:
         members = tuple(
-            EMPTY
-            if value is EMPTY
-            else member(lexeme(literal(encode_string(name))), value, self.ws_max)
+            EMPTY if value is EMPTY else member(string_literal(name), value, self.ws_max)
             for name, value in self.named
         )
         object.__setattr__(self, "members", members)

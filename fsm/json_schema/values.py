@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from fsm.json_schema.json_text import NULL, encode_string, sequence
+from fsm.json_schema.json_text import NULL, sequence, string_literal
 from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.terms import EMPTY, Term, alt, cat, lexeme, literal, opt, plus
 
@@ -44,7 +44,7 @@ def value_term(value: object, ws_max: int) -> Term:
     if isinstance(value, int | float):
         return number_term(value)
     if isinstance(value, str):
-        return lexeme(literal(encode_string(value)))
+        return string_literal(value)
     if isinstance(value, list):
         return sequence([value_term(v, ws_max) for v in value], ws_max, b"[", b"]")
     if isinstance(value, dict):

@@ -129,6 +129,40 @@ def test_pattern_properties_combine_with_names_and_additional() -> None:
     )
 
 
+@pytest.mark.parametrize("patterns", [2, 5])
+def test_overlapping_patterns_meet_on_the_keys_they_share(patterns: int) -> None:
+    """Each pattern taken both ways as a union of members (up to
+    ``compile.MAX_KEY_TESTS`` tests), or their intersection past that: a key that
+    several patterns match takes all their values, one none match takes
+    ``additionalProperties``, a named key its own and the patterns'."""
+    bounds = [{"maxLength": 4}, {"minLength": 2}, {"pattern": "^[a-c]*$"}, {}, {"maxLength": 6}]
+    schema = {
+        "properties": {"ab": {"type": "string"}},
+        "patternProperties": {
+            f"^{'ab'[i % 2]}{'x' * (i // 2)}": {"type": "string", **bounds[i]}
+            for i in range(patterns)
+        },
+        "additionalProperties": {"type": "integer"},
+    }
+    agrees_with_oracle(
+        schema,
+        [
+            {"ab": "abcd"},
+            {"ab": "abcde"},
+            {"ab": "a"},
+            {"a": "abc"},
+            {"a": "abcde"},
+            {"axx": "ccc"},
+            {"axx": "cdc"},
+            {"bx": "a"},
+            {"bx": "aaaaaaa"},
+            {"c": 3},
+            {"c": "3"},
+            {"ab": "abc", "a": "xy", "c": 1},
+        ],
+    )
+
+
 def test_property_count_and_names() -> None:
     schema = {"minProperties": 1, "maxProperties": 2, "propertyNames": {"maxLength": 2}}
     agrees_with_oracle(

@@ -69,7 +69,9 @@ def _compound(inner: st.SearchStrategy) -> st.SearchStrategy:
             "properties": st.dictionaries(st.sampled_from(KEYS), inner, max_size=2),
             "required": st.lists(st.sampled_from(KEYS), max_size=2, unique=True),
             "additionalProperties": st.one_of(st.booleans(), inner),
-            "patternProperties": st.dictionaries(st.sampled_from(["^a", "b"]), inner, max_size=1),
+            "patternProperties": st.dictionaries(
+                st.sampled_from(["^a", "b", "a$"]), inner, max_size=2
+            ),
             "maxProperties": st.integers(0, 2),
         },
     )

@@ -65,6 +65,12 @@ SCHEMAS = {
         "patternProperties": {"^x-": {"type": "integer"}},
         "additionalProperties": {"type": "string"},
     },
+    "named keys and overlapping patterns": {
+        "type": "object",
+        "properties": {"xa": {"type": "string"}, "id": {"type": "integer"}},
+        "patternProperties": {"^x": {"type": "string", "maxLength": 4}, "a$": {"type": "string"}},
+        "additionalProperties": {"type": "boolean"},
+    },
     "any value": {},
     "date-time and time": {
         "type": "object",

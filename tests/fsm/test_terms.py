@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.json_schema.json_text import ANY_STRING as JSON_STRING
-from fsm.json_schema.json_text import INTEGRAL_NUMBER
+from fsm.json_schema.json_text import INTEGRAL_NUMBER, string_literal, string_of
 from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,
@@ -28,6 +28,7 @@ from fsm.terms import (
     first_bytes,
     intersect,
     lexeme,
+    lexeme_bound,
     literal,
     nullable,
     repeat,
@@ -318,3 +319,69 @@ def test_a_checked_term_keeps_no_derivatives():
     first, second = derivative(INTEGRAL_NUMBER, ord("7")), derivative(INTEGRAL_NUMBER, ord("7"))
     assert first == second and first is not second
     assert matches(first, b"") and not matches(first, b".")
+
+
+# Intersections factored at their heads: members "key rest" met as (keys)(rests).
+
+_CONTENTS = ["a*", "a[ab]*", "b", "(ab)+", "[ab]{0,2}"]
+_RESTS = [":a", ":a*", ":[ab]?", "", ":(a|b:a)", 'b":a', '"?:a']
+
+
+def _member_heads():
+    """Heads a member may start with: JSON strings (bounded by every JSON string), and
+    one lexeme that is prefix-free alone but not with them (no bound): factoring it
+    with a JSON string would be wrong."""
+    return st.one_of(
+        st.sampled_from(["", "a", "ab", "b", "ba"]).map(string_literal),
+        st.sampled_from(_CONTENTS).map(lambda p: string_of(regex_term(p))),
+        st.just(JSON_STRING),
+        st.just(lexeme(literal(b'"a'))),
+    )
+
+
+_members = st.tuples(_member_heads(), st.sampled_from(_RESTS)).map(
+    lambda pair: cat(pair[0], regex_term(pair[1]))
+)
+_conjuncts = st.one_of(_members, st.lists(_members, min_size=2, max_size=3).map(lambda m: alt(*m)))
+_PIECES = ['"', "a", "b", ":", '"a"', '"ab"', '"b"', ":a", 'b"']
+_TEXTS = [
+    "".join(pieces).encode()
+    for count in range(4)
+    for pieces in itertools.product(_PIECES, repeat=count)
+]
+"""Every text of at most three pieces: the keys, rests and their joins that the
+members below accept or nearly accept."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_conjuncts, min_size=2, max_size=3))
+def test_a_factored_intersection_accepts_what_every_conjunct_does(conjuncts):
+    met = intersect(*conjuncts)
+    for text in _TEXTS:
+        assert matches(met, text) == all(matches(c, text) for c in conjuncts), text
+
+
+def test_members_with_different_keys_meet_in_nothing():
+    rest = literal(b":1")
+    assert intersect(cat(string_literal("a"), rest), cat(string_literal("b"), rest)) is EMPTY
+
+
+def test_a_key_meeting_a_pattern_is_the_key_then_the_rests_met():
+    key = string_literal("ab")
+    met = intersect(
+        cat(key, regex_term(":[ab]")), cat(string_of(regex_term("a[ab]*")), regex_term(":a?"))
+    )
+    assert isinstance(met, Cat) and met.items[0] is key
+    assert matches(met.rest(), b":a") and not matches(met.rest(), b":b")
+
+
+def test_lexemes_without_one_bound_are_not_factored():
+    """``"a`` then ``b"`` meets ``"ab"``: the heads end at different places."""
+    met = intersect(cat(lexeme(literal(b'"a')), literal(b'b"')), string_literal("ab"))
+    assert matches(met, b'"ab"')
+
+
+def test_a_bounded_lexeme_derives_with_its_bound():
+    quote = ord('"')
+    derived = derivative(string_literal("ab"), quote)
+    assert lexeme_bound(derived) is derivative(JSON_STRING, quote)
