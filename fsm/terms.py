@@ -701,11 +701,13 @@ MAX_MET_STRINGS = 16
 
 def _meet_lexemes(heads: list[Term]) -> Term:
     """The intersection of lexemes with one bound, as a lexeme with that bound: a finite
-    one's strings kept where the others accept them (a key against a pattern)."""
-    distinct = list(dict.fromkeys(heads))
+    one's strings kept where the others accept them (a key against a pattern); a bound
+    but some strings (an open object's other keys, ``Lexeme.within``) met with others
+    as their meet but those strings, so its walk is theirs but down the names."""
+    distinct: list[Lexeme] = [head for head in dict.fromkeys(heads) if isinstance(head, Lexeme)]
     if len(distinct) == 1:
         return distinct[0]
-    bound = lexeme_bound(distinct[0])  # type: ignore[arg-type]
+    bound = lexeme_bound(distinct[0])
     for head in distinct:
         strings = finite_strings(head, MAX_MET_STRINGS, budget=32)
         if strings is None:
@@ -714,7 +716,13 @@ def _meet_lexemes(heads: list[Term]) -> Term:
         if len(kept) == len(strings):
             return head
         return lexeme(alt(*(literal(text) for text in kept)), bound=bound)
-    return lexeme(intersect(*(head.item for head in distinct)), bound=bound)  # type: ignore[attr-defined]
+    item = intersect(*(head.item for head in distinct))
+    but = [head for head in distinct if head.within is not None and head.within == bound]
+    if len(but) == 1:  # (bound but names) & others: the others' meet but the names
+        others = _meet_lexemes([head for head in distinct if head is not but[0]])
+        if isinstance(others, Lexeme):
+            return lexeme(item, others, but[0].apart, bound)
+    return lexeme(item, bound=bound)
 
 
 def _conjuncts(terms: Iterable[Term]) -> tuple[set[Term], int | None] | None:
@@ -794,18 +802,21 @@ def lexeme(
         return term
     if nullable(term):
         return EPS
+    kept = bound if isinstance(bound, Lexeme) else None
     if isinstance(within, Lexeme):
-        return Lexeme(term, within, apart)
-    return Lexeme(term, bound=bound if isinstance(bound, Lexeme) else None)
+        return Lexeme(term, within, apart, kept)
+    return Lexeme(term, bound=kept)
 
 
 def lexeme_bound(term: Lexeme) -> Lexeme:
     """A prefix-free lexeme holding every string of ``term`` (``term`` itself when it
-    was promised none): lexemes with one bound are prefix-free together."""
-    if term.within is not None:
-        return term.within
+    was promised none): lexemes with one bound are prefix-free together. ``bound``
+    before ``within``: a key met with a pattern reads the pattern's strings but the
+    names, and is still one of all JSON strings."""
     if term.bound is not None:
         return term.bound
+    if term.within is not None:
+        return term.within
     return term
 
 
@@ -980,7 +991,9 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
         lambda: derivative(item, byte),
         item.needs_liveness_check,
     )
-    return Lexeme(rest, within, apart)
+    bound = term.bound
+    derived = None if bound is None else derivative(bound, byte)
+    return Lexeme(rest, within, apart, derived if isinstance(derived, Lexeme) else None)
 
 
 def byte_partition(term: Term) -> np.ndarray:

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.json_schema.json_text import ANY_STRING as JSON_STRING
-from fsm.json_schema.json_text import INTEGRAL_NUMBER, string_literal, string_of
+from fsm.json_schema.json_text import INTEGRAL_NUMBER, string_except, string_literal, string_of
 from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,
     EPS,
     Cat,
+    Lexeme,
     _derivative,
     alt,
     byte_partition,
@@ -328,13 +329,14 @@ _RESTS = [":a", ":a*", ":[ab]?", "", ":(a|b:a)", 'b":a', '"?:a']
 
 
 def _member_heads():
-    """Heads a member may start with: JSON strings (bounded by every JSON string), and
-    one lexeme that is prefix-free alone but not with them (no bound): factoring it
+    """Heads a member may start with: JSON strings (bounded by every JSON string, some
+    as every string but a few names), and one lexeme that is prefix-free alone but not with them (no bound): factoring it
     with a JSON string would be wrong."""
     return st.one_of(
         st.sampled_from(["", "a", "ab", "b", "ba"]).map(string_literal),
         st.sampled_from(_CONTENTS).map(lambda p: string_of(regex_term(p))),
         st.just(JSON_STRING),
+        st.sampled_from([["a"], ["ab", "b"]]).map(string_except),
         st.just(lexeme(literal(b'"a'))),
     )
 
@@ -373,6 +375,17 @@ def test_a_key_meeting_a_pattern_is_the_key_then_the_rests_met():
     )
     assert isinstance(met, Cat) and met.items[0] is key
     assert matches(met.rest(), b":a") and not matches(met.rest(), b":b")
+
+
+def test_other_keys_meeting_a_pattern_read_the_pattern_but_the_names():
+    """An open object's other keys met with a pattern: the pattern's walk, but down the
+    names (``Lexeme.within``), and still one of all JSON strings."""
+    pattern = string_of(regex_term("a[ab]*"))
+    met = intersect(string_except(["ab", "b"]), pattern)
+    assert isinstance(met, Lexeme) and met.within is pattern and met.apart == {b'"ab"', b'"b"'}
+    assert lexeme_bound(met) is JSON_STRING
+    for text in (b'"a"', b'"ab"', b'"aba"', b'"b"', b'"ba"'):
+        assert matches(met, text) == (matches(pattern, text) and text not in met.apart)
 
 
 def test_lexemes_without_one_bound_are_not_factored():
