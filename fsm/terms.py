@@ -607,7 +607,15 @@ def alt(*terms: Term) -> Term:
 
 
 def intersect(*terms: Term) -> Term:
-    """Intersection, normalised; single-byte sets intersected directly."""
+    """Intersection, normalised; single-byte sets intersected directly, heads that are
+    prefix-free together factored out (``_factored``)."""
+    return _intersection(terms, True)
+
+
+def _intersection(terms: Iterable[Term], factor: bool) -> Term:
+    """``intersect``, factoring its heads when ``factor``: the rests behind factored
+    heads are met without it, so two long literals with a common start cost one level
+    here and one per byte their derivatives read, not a recursion per byte."""
     collected = _conjuncts(terms)
     if collected is None:
         return EMPTY
@@ -628,7 +636,7 @@ def intersect(*terms: Term) -> Term:
         return EMPTY  # a term and its complement
     if EPS in members:
         return EPS if all(nullable(m) for m in members) else EMPTY
-    factored = _factored(members)
+    factored = _factored(members) if factor else None
     return And(frozenset(members)) if factored is None else factored
 
 
@@ -673,7 +681,7 @@ def _factored(members: set[Term]) -> Term | None:
     for combination in product(*choices):
         head = meet([head for head, _ in combination])
         if head is not EMPTY:
-            rests.setdefault(head, []).append(intersect(*(rest for _, rest in combination)))
+            rests.setdefault(head, []).append(_intersection((r for _, r in combination), False))
     return alt(*(cat(head, alt(*behind)) for head, behind in rests.items()))
 
 

@@ -394,6 +394,14 @@ def test_lexemes_without_one_bound_are_not_factored():
     assert matches(met, b'"ab"')
 
 
+def test_long_literals_with_a_common_start_meet_without_recursing_per_byte():
+    """The rests behind factored heads are met plainly: a byte per level of recursion
+    would overflow the stack on a long common prefix."""
+    prefix = b"a" * 5000
+    met = intersect(literal(prefix + b"x"), cat(literal(prefix), byte_set(b"xy")))
+    assert matches(met, prefix + b"x") and not matches(met, prefix + b"y")
+
+
 def test_a_bounded_lexeme_derives_with_its_bound():
     quote = ord('"')
     derived = derivative(string_literal("ab"), quote)
