@@ -720,7 +720,8 @@ def _meet_lexemes(heads: list[Term]) -> Term:
         strings = finite_strings(head, MAX_MET_STRINGS, budget=32)
         if strings is None:
             continue
-        kept = [text for text in strings if all(matches(other, text) for other in distinct)]
+        rivals = [other for other in distinct if other is not head]
+        kept = [text for text in strings if all(matches(other, text) for other in rivals)]
         if len(kept) == len(strings):
             return head
         return lexeme(alt(*(literal(text) for text in kept)), bound=bound)
@@ -980,10 +981,7 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
     named key's prefixes) then steps through ``within``'s memoised derivatives, not
     through the item's, which are new terms for every set of keys."""
     if term.within is None:
-        bound = term.bound
-        return lexeme(
-            derivative(term.item, byte), bound=None if bound is None else derivative(bound, byte)
-        )
+        return lexeme(derivative(term.item, byte), bound=_derived_bound(term, byte))
     within = derivative(term.within, byte)
     apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
     if nullable(within) and apart <= {b""}:  # ``within``'s string ended here
@@ -999,9 +997,16 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
         lambda: derivative(item, byte),
         item.needs_liveness_check,
     )
-    bound = term.bound
-    derived = None if bound is None else derivative(bound, byte)
-    return Lexeme(rest, within, apart, derived if isinstance(derived, Lexeme) else None)
+    return Lexeme(rest, within, apart, _derived_bound(term, byte))
+
+
+def _derived_bound(term: Lexeme, byte: int) -> Lexeme | None:
+    """The bound of ``term``'s derivative by ``byte``: its bound's derivative, when that
+    is still a lexeme."""
+    if term.bound is None:
+        return None
+    derived = derivative(term.bound, byte)
+    return derived if isinstance(derived, Lexeme) else None
 
 
 def byte_partition(term: Term) -> np.ndarray:

@@ -33,7 +33,6 @@ from fsm.json_schema.json_text import (
     any_array,
     any_object,
     any_value,
-    colon,
     encode_string,
     string_except,
     string_of,
@@ -67,7 +66,6 @@ from fsm.terms import (
     EMPTY,
     Term,
     alt,
-    cat,
     checked,
     complement,
     first_bytes,
@@ -867,7 +865,7 @@ class SchemaCompiler:
             some = alt(*(content for content, _ in patterns))
             tests.append(((string_of(some), self.any), (outside(some), additional)))
         if len(tests) > MAX_KEY_TESTS:
-            parts = [cat(key, colon(self.ws_max), self.any)]
+            parts = [member(key, self.any, self.ws_max)]
             parts.extend(alt(*(member(*way, self.ws_max) for way in test)) for test in tests)
             return intersect(*parts)
         return alt(*(self._key_case(key, ways) for ways in product(*tests)))

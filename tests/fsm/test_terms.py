@@ -330,8 +330,8 @@ _RESTS = [":a", ":a*", ":[ab]?", "", ":(a|b:a)", 'b":a', '"?:a']
 
 def _member_heads():
     """Heads a member may start with: JSON strings (bounded by every JSON string, some
-    as every string but a few names), and one lexeme that is prefix-free alone but not with them (no bound): factoring it
-    with a JSON string would be wrong."""
+    as every string but a few names), and one lexeme that is prefix-free alone but not
+    with them (no bound): factoring it with a JSON string would be wrong."""
     return st.one_of(
         st.sampled_from(["", "a", "ab", "b", "ba"]).map(string_literal),
         st.sampled_from(_CONTENTS).map(lambda p: string_of(regex_term(p))),
