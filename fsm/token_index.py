@@ -54,7 +54,10 @@ before the plain search takes over (a schema with hundreds of keys nests that de
 
 MAX_TAKEN = 1 << 14
 """Transitions ``next_state`` remembers (then it forgets them all and starts again): a
-warm decode step is a dict lookup, not a binary search over the row."""
+warm decode step is a dict lookup, not a binary search over the row. Keyed by the
+``(state, token)`` pair as given: numpy's integers hash and compare as Python's, and
+only pairs of a known state and an in-range token are stored, so a hit needs no
+checks."""
 
 _NOT_SEARCHED = object()  # memo sentinel
 
@@ -70,9 +73,10 @@ class TokenIndex:
 
     Made by ``fsm.compile_index`` (or ``model.index``). A state's row, the tokens it
     allows and the state after each, is built the first time a state is visited;
-    generation reads ``bitmask``/``next_states`` per step. States and tokens may be any
-    integers, numpy's included (``operator.index``): the compiled modules behind the
-    index (``fsm.native``) take Python ints only.
+    generation reads ``bitmask``/``next_states`` per step (or ``fill_bitmask`` into a
+    buffer of its own, and ``next_state`` once a token is drawn). States and tokens may
+    be any integers, numpy's included (``operator.index``): the compiled modules behind
+    the index (``fsm.native``) take Python ints only.
 
     Args:
         automaton: the ``ByteAutomaton`` of the constraint.
@@ -125,7 +129,8 @@ class TokenIndex:
         self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
-        self._taken: dict[int, int] = {}  # state * size + token -> next_state's answer
+        self._mask_buffers: list[memoryview] = []  # the same rows, for fill_bitmask
+        self._taken: dict[tuple[int, int], int] = {}  # next_state's answers
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock()
@@ -167,16 +172,13 @@ class TokenIndex:
 
     def next_state(self, state: int, token: int) -> int:
         """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
-        size = self.vocabulary.size
-        if not 0 <= token < size:
-            self._row(operator.index(state))  # an unknown state raises all the same
-            return DEAD
-        key = int(state) * size + int(token)  # Python ints: numpy's int32 would overflow
-        known = self._taken.get(key)
+        known = self._taken.get((state, token))
         if known is not None:
             return known
         state, token = operator.index(state), operator.index(token)
-        row = self._row(state)
+        row = self._row(state)  # an unknown state raises, whatever the token
+        if not 0 <= token < self.vocabulary.size:
+            return DEAD
         targets = self._next.get(row)
         if targets is None:  # looked up in the row's blocks, its union or join numbered
             with self._lock:
@@ -190,7 +192,7 @@ class TokenIndex:
                     after = self._number_join(row, i)
         if len(self._taken) >= MAX_TAKEN:
             self._taken.clear()
-        self._taken[key] = after
+        self._taken[state, token] = after
         return after
 
     def is_final(self, state: int) -> bool:
@@ -206,6 +208,20 @@ class TokenIndex:
         if row is None:
             row = self._row(operator.index(state))
         return self._mask_views[row]
+
+    def fill_bitmask(self, state: int, out: np.ndarray) -> None:
+        """Writes ``bitmask(state)`` into ``out``, as other libraries' ``fill`` calls do
+        (a decode loop's preallocated, pinned or batched buffer). A C-contiguous int32
+        buffer of ``ceil(size / 32)`` words takes a plain memory copy, about half of
+        ``np.copyto``'s cost; anything else that assigns from a numpy array (another
+        integer dtype, a strided row) is written by ``out[...] = mask``."""
+        row = self._row_of.get(state)
+        if row is None:
+            row = self._row(operator.index(state))
+        try:
+            memoryview(out)[:] = self._mask_buffers[row]
+        except (TypeError, ValueError, NotImplementedError):  # not that layout
+            out[...] = self._mask_views[row]
 
     def step_bytes(self, state: int, data: bytes) -> int:
         """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
@@ -399,6 +415,7 @@ class TokenIndex:
             self._grow_masks()
         self._masks[row] = walked.mask
         self._mask_views.append(_read_only(self._masks[row]))
+        self._mask_buffers.append(memoryview(self._mask_views[row]))
         self._rows.append(walked)
         self._row_of[state] = row
         return row
@@ -446,6 +463,7 @@ class TokenIndex:
         grown[: len(self._masks)] = self._masks
         self._masks = grown
         self._mask_views = [_read_only(grown[row]) for row in range(len(self._mask_views))]
+        self._mask_buffers = [memoryview(view) for view in self._mask_views]
 
     def _successors(self, state: int) -> tuple[np.ndarray, bool]:
         """``state``'s byte row and finality, expanding it on first use."""

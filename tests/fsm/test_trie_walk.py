@@ -458,6 +458,52 @@ def test_remembered_transitions_equal_the_rows(automaton, vocab):
     for (s, t), after in zip(asked, first):
         row = dict(zip(index.allowed_tokens(s).tolist(), index.next_states(s).tolist()))
         assert after == row.get(t, DEAD)
+    for kind in (np.int32, np.int64):  # numpy's integers hit the same remembered answers
+        assert [index.next_state(kind(s), kind(t)) for s, t in asked] == first
+
+
+def test_next_state_checks_the_state_before_the_token():
+    index = TokenIndex(ABC_ABD, ABC_VOCAB)
+    assert index.next_state(index.initial_state, ABC_VOCAB.size) == DEAD
+    for token in (-1, 0, ABC_VOCAB.size):
+        with pytest.raises(ValueError):
+            index.next_state(10**9, token)
+    with pytest.raises(TypeError):
+        index.next_state(index.initial_state, 1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(automata(), vocabularies())
+def test_fill_bitmask_writes_the_bitmask(automaton, vocab):
+    """Into an int32 buffer (the memory copy), a row of a batch buffer, and a uint32
+    buffer (the assignment that converts): the same bits as ``bitmask``."""
+    index = TokenIndex(automaton, vocab)
+    words = (vocab.size + 31) // 32
+    state, seen = index.initial_state, set()
+    while state != DEAD and state not in seen:
+        seen.add(state)
+        expected = index.bitmask(state).copy()
+        flat = np.full(words, -1, np.int32)
+        index.fill_bitmask(state, flat)
+        batch = np.full((3, words), -1, np.int32)
+        index.fill_bitmask(state, batch[1])
+        unsigned = np.zeros(words, np.uint32)
+        index.fill_bitmask(state, unsigned)
+        assert flat.tolist() == expected.tolist()
+        assert batch[1].tolist() == expected.tolist()
+        assert (batch[[0, 2]] == -1).all()
+        assert unsigned.view(np.int32).tolist() == expected.tolist()
+        allowed = index.allowed_tokens(state)
+        state = index.next_state(state, int(allowed[0])) if len(allowed) else DEAD
+
+
+def test_fill_bitmask_refuses_a_buffer_of_another_size():
+    index = TokenIndex(ABC_ABD, ABC_VOCAB)
+    words = (ABC_VOCAB.size + 31) // 32
+    with pytest.raises(ValueError):
+        index.fill_bitmask(index.initial_state, np.zeros(words + 1, np.int32))
+    with pytest.raises(ValueError):
+        index.fill_bitmask(10**9, np.zeros(words, np.int32))
 
 
 class CountingAutomaton:
