@@ -432,7 +432,7 @@ def report(args: argparse.Namespace, workers: dict, cases: dict, sample: dict | 
     parts = [
         run_header(command_line()),
         f"Engines: {versions}. Compile = spec to the first mask in hand; cold walk = at each "
-        "token of a valid instance build the mask (ours: copied into a buffer, as the peers "
+        "token of a valid instance build the mask (ours: `fill_bitmask` into a buffer, as the peers "
         "write theirs) and advance, timed per step; warm = the same walk again. Median of "
         f"{args.reps} fresh compiles per case, engines interleaved.",
         cases_table(cases),

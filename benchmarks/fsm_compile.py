@@ -933,8 +933,7 @@ def report(
         "after compile (ours builds each row the first time a state is met); warm = second walk after "
         "a reset. Ours: `bitmask(state)` returns a read-only view of the stored row; `(+copy)` adds "
         "`fill_bitmask(state, buffer)`, the row written into a mask buffer, which is what the peers' "
-        "calls do.\n\n"
-        + mask_table(workers, walks),
+        "calls do.\n\n" + mask_table(workers, walks),
         "### First call in a fresh process\n\n"
         "Setup = vocabulary/tokenizer tables; first compile = the warm-up regex and schema, the first "
         "calls of the process (numba JIT load, lazy library initialisation).\n\n"

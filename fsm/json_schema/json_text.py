@@ -67,8 +67,8 @@ NUMBER = cat(_INT, opt(_FRACTION), opt(_EXPONENT))
 INTEGRAL_NUMBER = checked(NumberChecker(integer=True))
 """Every number whose value is an integer, as JSON Schema draft 6+ means ``integer``:
 ``1.0``, ``1e2``, ``3e+20`` and ``1.5e1`` too (with canonical fraction and exponent,
-and an exponent within ``numbers.MAX_EXPONENT``). Not regular (the exponent must
-outweigh the fraction digits), hence the checker."""
+and an exponent written within ``numbers.MAX_EXPONENT``). Not regular (the exponent
+must outweigh the fraction digits), hence the checker."""
 
 
 def whitespace(max_len: int) -> Term:

@@ -6,6 +6,12 @@ whether a prefix can still be completed into an accepted number. Before the expo
 is written a number can still be scaled to any magnitude, so a prefix fixes only its
 sign and its leading significant digits; once the exponent has started the mantissa
 is fixed and the remaining exponents are tried one by one.
+
+Where no keyword looks at the magnitude of a number of its sign (``integer`` alone,
+``minimum: 0``), only where the zeros are decides what may follow, so ``canonical``
+writes ``7`` and ``77`` alike (one automaton state for an integer however many digits
+are written), and the exponent limit is on the exponent written; elsewhere on the
+place of the first significant digit, which bounds the arithmetic on the value.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 
 MAX_EXPONENT = 1100
-"""Numbers whose decimal exponent exceeds this (beyond any float) are not accepted."""
+"""Numbers whose decimal exponent exceeds this (beyond any float) are not accepted: the
+exponent written when no keyword looks at the number's magnitude, else the place of its
+first significant digit (``Decimal.adjusted``)."""
 
 _NUMBER = re.compile(
     rb"-?(?:0|[1-9][0-9]*)(?:\.(?:0|[0-9]*[1-9]))?(?:[eE][+-]?(?:0[1-9]|[1-9][0-9]*))?"
@@ -62,9 +70,18 @@ class NumberChecker:
             value = Decimal(text.decode())
         except InvalidOperation:
             return False
-        if value and abs(value.adjusted()) > MAX_EXPONENT:
+        if value and not self._exponent_within_limit(text, value):
             return False
         return self._value_ok(value)
+
+    def _exponent_within_limit(self, text: bytes, value: Decimal) -> bool:
+        """``MAX_EXPONENT`` on the exponent written when the magnitude of numbers of
+        this sign is free (so the mantissa's length does not matter, as ``canonical``
+        needs), else on the value's first significant digit."""
+        if self._magnitude_free(text.startswith(b"-")):
+            mark = _EXPONENT_MARK.search(text)
+            return mark is None or abs(int(text[mark.end() :])) <= MAX_EXPONENT
+        return abs(value.adjusted()) <= MAX_EXPONENT
 
     def _in_range(self, value: Decimal) -> bool:
         if self.minimum is not None:
@@ -90,15 +107,25 @@ class NumberChecker:
         return True
 
     def canonical(self, text: bytes) -> bytes:
-        """``text`` with its mantissa's non-zero digits written as ``1`` when no keyword
-        looks at the magnitude of a number of its sign (``_magnitude_free``): then only
-        where the zeros are decides what may follow (syntax, integrality, the exponent
-        limit), so ``7``, ``42`` and ``11`` are two states, not a state per number."""
+        """``text`` with its mantissa's non-zero digits written as ``1``, and a non-zero
+        integer part as ``1`` then its trailing zeros, when no keyword looks at the
+        magnitude of a number of its sign (``_magnitude_free``): then only where the
+        zeros are decides what may follow (syntax, integrality: ``1200e-2`` is
+        integral, ``1210e-2`` is not), and the exponent limit is on the exponent
+        written, so ``7``, ``42`` and ``12345`` are one state, not a state per number
+        or per length."""
         if not self._magnitude_free(text.startswith(b"-")):
             return text
         exponent = _EXPONENT_MARK.search(text)
         end = len(text) if exponent is None else exponent.start()
-        return text[:end].translate(_NONZERO_AS_ONE) + text[end:]
+        mantissa = text[:end].translate(_NONZERO_AS_ONE)
+        start = 1 if mantissa.startswith(b"-") else 0
+        point = mantissa.find(b".")
+        stop = len(mantissa) if point < 0 else point
+        if stop - start > 1:  # a non-zero integer part (no leading zero): "1" + its zeros
+            zeros = stop - len(mantissa[:stop].rstrip(b"0"))
+            mantissa = mantissa[:start] + b"1" + b"0" * zeros + mantissa[stop:]
+        return mantissa + text[end:]
 
     def _magnitude_free(self, negative: bool) -> bool:
         """Whether the accepted numbers of this sign are all of them but zero, or all of
@@ -234,6 +261,7 @@ class NumberChecker:
             return False
         if not mantissa:
             return self._value_ok(mantissa)
+        free = self._magnitude_free(match["sign"] == b"-")  # the written exponent's limit
         signs = [match["esign"]] if match["esign"] else [b"+", b"-"]
         if match["exp"] or match["esign"]:
             signs = [match["esign"] or b"+"]
@@ -241,7 +269,8 @@ class NumberChecker:
         for sign in signs:
             for exponent in _exponents_with_prefix(prefix):  # increasing
                 value = mantissa.scaleb(-exponent if sign == b"-" else exponent, EXACT)
-                if abs(value.adjusted()) > MAX_EXPONENT or self._beyond(value, sign == b"+"):
+                beyond_limit = not free and abs(value.adjusted()) > MAX_EXPONENT
+                if beyond_limit or self._beyond(value, sign == b"+"):
                     break
                 if self._value_ok(value):
                     return True

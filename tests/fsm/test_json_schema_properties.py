@@ -297,8 +297,10 @@ continuations = st.from_regex(
 @settings(max_examples=600, deadline=None)
 @given(sign_blind_checkers, numbers, st.integers(0, 40), continuations)
 @example(NumberChecker(integer=True), "1200", 4, b"e-2")  # trailing zeros divide away
-@example(NumberChecker(integer=True), "5", 1, b"e1100")  # the exponent limit counts digits
-@example(NumberChecker(integer=True), "55", 2, b"e1100")
+@example(NumberChecker(integer=True), "5", 1, b"e1100")  # the written exponent's limit
+@example(NumberChecker(integer=True), "55", 2, b"e1100")  # ... whatever the digits before
+@example(NumberChecker(integer=True), "1210", 4, b"e-1")  # trailing zeros kept apart
+@example(NumberChecker(maximum=Decimal(7), integer=True), "55", 2, b"e1099")  # digits count
 @example(NumberChecker(integer=True), "0.05", 4, b"e1101")
 @example(NumberChecker(minimum=Decimal(0), exclusive_minimum=True), "0.0", 3, b"")
 @example(NumberChecker(multiple_of=Decimal(3)), "3", 1, b"")  # the digits decide
@@ -309,7 +311,8 @@ def test_a_canonical_prefix_has_the_same_continuations(checker, text, cut, rest)
     prefixes, is judged the same after the written and the canonical prefix."""
     written = text.encode()[:cut]
     canonical_prefix = checker.canonical(written)
-    assert len(canonical_prefix) == len(written)
+    assert checker.canonical(canonical_prefix) == canonical_prefix
+    assert checker.canonical(written + rest) == checker.canonical(canonical_prefix + rest)
     for end in range(len(rest) + 1):
         assert checker.viable(written + rest[:end]) == checker.viable(
             canonical_prefix + rest[:end]
@@ -325,6 +328,8 @@ def test_numbers_with_one_future_are_one_state() -> None:
 
     free = NumberChecker(integer=True)
     assert checked(free, b"42") == checked(free, b"17") != checked(free, b"40")
+    assert checked(free, b"7") == checked(free, b"42") == checked(free, b"123456789")
+    assert checked(free, b"1200") == checked(free, b"300") != checked(free, b"30")
     assert checked(free, b"-3.25e1") == checked(free, b"-9.99e1")
     assert checked(free, b"1e12") != checked(free, b"1e13")  # exponents are kept
     assert checked(NumberChecker(multiple_of=Decimal(3)), b"42") != checked(
@@ -337,3 +342,33 @@ def test_numbers_with_one_future_are_one_state() -> None:
     at_most_100 = NumberChecker(maximum=Decimal(100), integer=True)
     assert checked(at_most_100, b"-42") == checked(at_most_100, b"-17")  # all below it
     assert checked(at_most_100, b"42") != checked(at_most_100, b"17")
+
+
+def test_the_exponent_limit_is_on_the_written_exponent_when_magnitudes_are_free() -> None:
+    """An integer of any length is one (JSON Schema sets no limit) when no keyword
+    looks at its magnitude; a bound on the magnitude keeps the limit on the value's
+    first digit, which bounds the arithmetic the bound needs."""
+    long_integer = b"9" * 1200
+    free = NumberChecker(integer=True)
+    assert free.accepts(long_integer) and free.accepts(b"55e1100")
+    assert not free.accepts(b"5e1101") and not free.accepts(b"5.5e-1101")
+    bounded = NumberChecker(maximum=Decimal(10) ** 1300, integer=True)
+    assert not bounded.accepts(long_integer) and not bounded.accepts(b"55e1100")
+    assert bounded.accepts(b"5e1100")
+    term = schema_term({"type": "integer"})
+    assert matches(term, long_integer) and matches(term, b"-" + long_integer + b".0")
+
+
+def test_an_integer_value_is_one_state_however_many_digits() -> None:
+    """The digits of an integer lead back to the state they left, so its row is built
+    once, not once per digit; a trailing zero (which an exponent may divide away) is
+    another state."""
+    import fsm
+
+    vocabulary = fsm.Vocabulary.from_raw([b"7", b"0", b"}", b'{"n":', None], eos_ids=4)
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    index = fsm.compile_index(fsm.JsonSchema(schema), vocabulary)
+    state = index.step_bytes(index.initial_state, b'{"n":7')
+    assert index.step_bytes(state, b"7") == state == index.step_bytes(state, b"777")
+    assert index.step_bytes(state, b"0") != state
+    assert index.next_state(state, 0) == state
