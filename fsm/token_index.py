@@ -129,7 +129,6 @@ class TokenIndex:
         self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
         self._masks = np.zeros((16, self._words), np.int32)
         self._mask_views: list[np.ndarray] = []
-        self._mask_buffers: list[memoryview] = []  # the same rows, for fill_bitmask
         self._taken: dict[tuple[int, int], int] = {}  # next_state's answers
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
@@ -212,16 +211,17 @@ class TokenIndex:
     def fill_bitmask(self, state: int, out: np.ndarray) -> None:
         """Writes ``bitmask(state)`` into ``out``, as other libraries' ``fill`` calls do
         (a decode loop's preallocated, pinned or batched buffer). A C-contiguous int32
-        buffer of ``ceil(size / 32)`` words takes a plain memory copy, about half of
-        ``np.copyto``'s cost; anything else that assigns from a numpy array (another
+        buffer of ``ceil(size / 32)`` words takes a plain memory copy, about two thirds
+        of ``np.copyto``'s cost; anything else that assigns from a numpy array (another
         integer dtype, a strided row) is written by ``out[...] = mask``."""
         row = self._row_of.get(state)
         if row is None:
             row = self._row(operator.index(state))
+        mask = self._mask_views[row]
         try:
-            memoryview(out)[:] = self._mask_buffers[row]
+            memoryview(out)[:] = mask  # no memoryview kept per row: the collector scans those
         except (TypeError, ValueError, NotImplementedError):  # not that layout
-            out[...] = self._mask_views[row]
+            out[...] = mask
 
     def step_bytes(self, state: int, data: bytes) -> int:
         """State after reading ``data`` byte by byte from ``state``, or -1 if it dies."""
@@ -415,7 +415,6 @@ class TokenIndex:
             self._grow_masks()
         self._masks[row] = walked.mask
         self._mask_views.append(_read_only(self._masks[row]))
-        self._mask_buffers.append(memoryview(self._mask_views[row]))
         self._rows.append(walked)
         self._row_of[state] = row
         return row
@@ -463,7 +462,6 @@ class TokenIndex:
         grown[: len(self._masks)] = self._masks
         self._masks = grown
         self._mask_views = [_read_only(grown[row]) for row in range(len(self._mask_views))]
-        self._mask_buffers = [memoryview(view) for view in self._mask_views]
 
     def _successors(self, state: int) -> tuple[np.ndarray, bool]:
         """``state``'s byte row and finality, expanding it on first use."""
