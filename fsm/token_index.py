@@ -214,10 +214,7 @@ class TokenIndex:
         buffer of ``ceil(size / 32)`` words takes a plain memory copy, about two thirds
         of ``np.copyto``'s cost; anything else that assigns from a numpy array (another
         integer dtype, a strided row) is written by ``out[...] = mask``."""
-        row = self._row_of.get(state)
-        if row is None:
-            row = self._row(operator.index(state))
-        mask = self._mask_views[row]
+        mask = self.bitmask(state)
         try:
             memoryview(out)[:] = mask  # no memoryview kept per row: the collector scans those
         except (TypeError, ValueError, NotImplementedError):  # not that layout
