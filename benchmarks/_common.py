@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import math
+import os
 import platform
 import re
 import sys
@@ -64,7 +65,7 @@ def run_header(command: str) -> str:
     today = datetime.date.today().isoformat()
     return (
         f"Command: `{command}` (run {today}; Python {platform.python_version()}, "
-        f"{platform.machine()}, 2 shared cores: figures are noisy, compare within a table)."
+        f"{platform.machine()}, {os.cpu_count()} cores: figures are noisy, compare within a table)."
     )
 
 

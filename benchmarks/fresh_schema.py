@@ -10,14 +10,20 @@ Reported: generated tokens/s of first and second requests (medians over schemas)
 the median of the per-schema ratios.
 
 Each tree runs in its own process (one model load each); ``--before TREE`` runs an
-older checkout too (a ``git worktree``), and ``--overlap-on`` this tree with
-``model.overlap_masks = True`` (masks built during each forward pass, in a worker
+older checkout too (a ``git worktree``), and ``--overlap-on`` / ``--overlap-off`` this
+tree with ``model.overlap_masks`` set (masks built during each forward pass, in a worker
 thread, instead of before it: the default on an accelerator), all alternating round by
 round on the same schemas, so the ratio of ratios compares them under the same machine
 load.
 
+``--random-weights`` builds the default model's architecture from its config with
+random weights (seeded) instead of loading its weights: the speed of a GPU where the
+weights cannot be carried. Greedy decoding of random weights still follows the schema,
+so first and second requests generate the same tokens; the texts mean nothing.
+
     .venv/bin/python benchmarks/fresh_schema.py [--schemas 12] [--rounds 2]
-        [--max-tokens 48] [--before TREE] [--overlap-on] [--no-write]
+        [--max-tokens 48] [--before TREE] [--overlap-on] [--overlap-off]
+        [--device cuda] [--random-weights] [--no-write]
 """
 
 from __future__ import annotations
@@ -95,13 +101,30 @@ def _request(prompt: Any, schema: dict, max_tokens: int) -> dict:
     return {"tokens": generated, "seconds": seconds}
 
 
+def _load(args: argparse.Namespace) -> Any:
+    """The default model, or its architecture with random weights (``--random-weights``)."""
+    import seqstate as ss
+
+    if not args.random_weights:
+        return ss.load_model(device=args.device)
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from backends.loading import default_model_dir, load_default_tokenizer
+
+    tokenizer = load_default_tokenizer()
+    torch.manual_seed(0)
+    hf_model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(default_model_dir()))
+    return ss.load_model((hf_model, tokenizer), device=args.device)
+
+
 def worker(args: argparse.Namespace) -> None:
     """One process: load the model, then a first and a second request per schema."""
     import seqstate as ss
 
-    model = ss.load_model()
-    if args.overlap:
-        model.overlap_masks = True
+    model = _load(args)
+    if args.overlap != "auto":
+        model.overlap_masks = args.overlap == "on"
     prompt = model.chat([{"role": "user", "content": "Fill in a JSON record."}])
     prompt = prompt + ss.gen(max_tokens=1)  # the prompt's KV cache, computed once
     _request(prompt, {"type": "array", "items": {"type": "boolean"}}, 4)  # warm-up
@@ -110,10 +133,19 @@ def worker(args: argparse.Namespace) -> None:
         first = _request(prompt, schema, args.max_tokens)
         second = _request(prompt, schema, args.max_tokens)
         results.append({"first": first, "second": second})
-    print(json.dumps(results))
+    print(json.dumps({"device": _device_name(model), "results": results}))
 
 
-def _run(tree: Path, flags: list[str], args: argparse.Namespace, seed: int) -> list[dict]:
+def _device_name(model: Any) -> str:
+    """The model's device, by name where it is a GPU."""
+    import torch
+
+    device = model.device
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else str(device)
+
+
+def _run(tree: Path, flags: list[str], args: argparse.Namespace, seed: int) -> tuple[str, list]:
+    """One worker process over ``tree``: the device it ran on, and its results."""
     command = [
         sys.executable,
         str(HERE / "fresh_schema.py"),
@@ -121,11 +153,18 @@ def _run(tree: Path, flags: list[str], args: argparse.Namespace, seed: int) -> l
         f"--schemas={args.schemas}",
         f"--max-tokens={args.max_tokens}",
         f"--seed={seed}",
+        *(["--random-weights"] if args.random_weights else []),
+        *([f"--device={args.device}"] if args.device else []),
         *flags,
     ]
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])
+    )
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if isinstance(out, list):  # an older tree prints its results alone (on the CPU)
+        return "cpu", out
+    return out["device"], out["results"]
 
 
 def _rate(request: dict) -> float:
@@ -147,8 +186,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--before", help="an older checkout to compare with")
     parser.add_argument("--overlap-on", action="store_true", help="also run overlap_masks=True")
+    parser.add_argument("--overlap-off", action="store_true", help="also run overlap_masks=False")
+    parser.add_argument("--device", help="cpu or cuda (default: cuda when available)")
+    parser.add_argument("--random-weights", action="store_true", help="the config, random weights")
     parser.add_argument("--no-write", action="store_true")
-    parser.add_argument("--overlap", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--overlap", default="auto", choices=("auto", "on", "off"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -158,12 +202,17 @@ def main() -> None:
     if args.before:
         trees = {"before": (Path(args.before).resolve(), []), **trees}
     if args.overlap_on:
-        trees["this tree, overlap_masks=True"] = (HERE.parent, ["--overlap"])
+        trees["this tree, overlap_masks=True"] = (HERE.parent, ["--overlap=on"])
+    if args.overlap_off:
+        trees["this tree, overlap_masks=False"] = (HERE.parent, ["--overlap=off"])
     collected: dict[str, list[dict]] = {name: [] for name in trees}
+    devices = set()
     for round_ in range(args.rounds):
         order = list(trees.items())
         for name, (tree, flags) in order if round_ % 2 == 0 else order[::-1]:
-            collected[name] += _run(tree, flags, args, seed=args.seed + round_)
+            device, results = _run(tree, flags, args, seed=args.seed + round_)
+            devices.add(device)
+            collected[name] += results
             print(f"round {round_ + 1}: {name} done", flush=True)
     headers = [
         "tree",
@@ -174,8 +223,9 @@ def main() -> None:
     rows = [[name, *summary(results)] for name, results in collected.items()]
     body = (
         run_header(command_line())
-        + f"\n\n{args.schemas} fresh schemas x {args.rounds} rounds, SmolLM2-135M-Instruct, "
-        + f"greedy, at most {args.max_tokens} tokens each.\n\n"
+        + f"\n\n{args.schemas} fresh schemas x {args.rounds} rounds, SmolLM2-135M-Instruct"
+        + (" (random weights)" if args.random_weights else "")
+        + f" on {', '.join(sorted(devices))}, greedy, at most {args.max_tokens} tokens each.\n\n"
         + markdown_table(headers, rows)
         + "\n"
     )
