@@ -27,10 +27,20 @@ class OutOfBudget(Exception):
     """The search met more states than its budget before it found a final one."""
 
 
-def shortest_completion(expand: Expand, start: int, budget: int) -> bytes | None:
+def shortest_completion(
+    expand: Expand, start: int, budget: int, accepts: Callable[[int], bool] | None = None
+) -> bytes | None:
     """The shortest (then lowest) byte string from ``start`` to a final state, or None
     when no final state is reachable. Raises ``OutOfBudget`` once more than ``budget``
-    states have been met without an answer."""
+    states have been met without an answer.
+
+    ``accepts`` (finality without expanding, where the automaton can tell) ends the
+    search at the first final state met rather than at the first one expanded: states
+    are met in the order they would be expanded, so the answer is the same, and
+    neither that state nor the rest of its level is expanded (``start`` itself, when
+    final, is not expanded at all)."""
+    if accepts is not None and accepts(start):
+        return b""
     parents: dict[int, tuple[int, int]] = {start: (start, -1)}
     frontier = [start]
     while frontier:
@@ -43,6 +53,8 @@ def shortest_completion(expand: Expand, start: int, budget: int) -> bytes | None
                 target = int(successors[byte])
                 if target not in parents:
                     parents[target] = (state, byte)
+                    if accepts is not None and accepts(target):
+                        return _path(parents, start, target)
                     following.append(target)
             if len(parents) > budget:
                 raise OutOfBudget

@@ -63,7 +63,7 @@ ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
 FEW_STATES = 64
 """Up to this many, distinct states are found through a set: numpy's calls would cost
-more than the work (``_distinct_states``, ``_distinct``)."""
+more than the work (``_distinct_states``, ``distinct_with_inverse``)."""
 
 Found = list[Block]
 
@@ -449,7 +449,7 @@ class RowWalker:
             exiting = stopped_states == exit_state
             exit_parts.append(stopped[exiting])
             below, states = stopped[~exiting], stopped_states[~exiting]
-        ends, inverse = _distinct(np.concatenate(end_parts))
+        ends, inverse = distinct_with_inverse(np.concatenate(end_parts))
         return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
 
     def target(self, row: TokenRow, token: int) -> int:
@@ -625,9 +625,11 @@ def _distinct_states(states: np.ndarray) -> list[int]:
     return sorted(set(states.tolist()))
 
 
-def _distinct(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct, inverse)`` with ``distinct[inverse] == states``: a dense lookup over
-    state numbers, linear where ``np.unique`` would sort a vocabulary-sized array."""
+def distinct_with_inverse(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, inverse)`` with ``distinct[inverse] == states``, distinct ascending
+    (``np.unique(states, return_inverse=True)``, as int32) for non-negative ``states``:
+    a dense lookup over state numbers, linear where ``np.unique`` would sort a
+    vocabulary-sized array."""
     if not len(states):
         return states, states
     if len(states) <= FEW_STATES:

@@ -41,7 +41,7 @@ from fsm.byte_table import ByteTable
 from fsm.completion import OutOfBudget, shortest_completion
 from fsm.errors import FsmError
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
-from fsm.row_walk import RowWalker
+from fsm.row_walk import RowWalker, distinct_with_inverse
 from fsm.token_row import TokenRow, mask_tokens
 from fsm.vocabulary import Vocabulary
 
@@ -305,7 +305,8 @@ class TokenIndex:
     def _search_completion(self, state: int) -> bytes | None:
         """Breadth-first search from ``state`` (memoising the states on the path)."""
         try:
-            path = shortest_completion(self._successors, state, COMPLETION_BUDGET)
+            accepts = None if self._parts is None else self._parts.accepts
+            path = shortest_completion(self._successors, state, COMPLETION_BUDGET, accepts)
         except OutOfBudget:
             return None
         if path is not None:
@@ -329,7 +330,7 @@ class TokenIndex:
         known = self._lengths_after.get(state)
         if known is not None:
             return known
-        targets, where = np.unique(self.next_states(state), return_inverse=True)
+        targets, where = distinct_with_inverse(self.next_states(state))
         distances = [self.completion_distance(int(target)) for target in targets.tolist()]
         lengths = np.asarray([np.inf if d is None else d for d in distances], np.float64)
         result = _read_only(lengths[where])
@@ -442,8 +443,13 @@ class TokenIndex:
             return
         targets = self._targets[row]
         deferred = np.flatnonzero(targets < DEAD)
-        codes, where = np.unique(targets[deferred], return_inverse=True)
-        states = [self._walker.joined(joins[-2 - code]) for code in codes.tolist()]
+        if not len(deferred):  # each was numbered as it was taken
+            del self._joins[row]
+            return
+        codes = targets[deferred]
+        lowest = int(codes.min())
+        offsets, where = distinct_with_inverse(codes - lowest)
+        states = [self._walker.joined(joins[-2 - lowest - offset]) for offset in offsets.tolist()]
         targets[deferred] = np.asarray(states, np.int32)[where]
         del self._joins[row]
 

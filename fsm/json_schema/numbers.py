@@ -158,6 +158,8 @@ class NumberChecker:
         negative = match["sign"] == b"-"
         if match["int"] is None:
             return self._sign_viable(negative if match["sign"] else None)
+        if self.integer_syntax:
+            return self._plain_integer_prefix_viable(match["int"], negative)
         if self.integer:
             return self._integer_prefix_viable(match["int"], match["dot"], match["frac"], negative)
         digits = (match["int"] + (match["frac"] or b"")).lstrip(b"0")
@@ -199,6 +201,15 @@ class NumberChecker:
             if low < upper and (lower < high or (lower == high and not high_excl)):
                 return True
         return False
+
+    def _plain_integer_prefix_viable(self, digits: bytes, negative: bool) -> bool:
+        """Some integer in the bounds is written with these digits first. Integer syntax
+        has no fraction or exponent to scale a prefix down (``330`` is never 33), and
+        nothing follows a leading zero."""
+        value = Decimal(-int(digits) if negative else int(digits))
+        if self._in_range(value):
+            return True
+        return digits != b"0" and self._integers_starting_with(digits.decode(), negative, True)
 
     def _integer_prefix_viable(
         self, integer: bytes, dot: bytes | None, fraction: bytes | None, negative: bool

@@ -101,6 +101,49 @@ def test_search_tells_no_final_state_from_out_of_budget() -> None:
         shortest_completion(ten.expand, 0, budget=5)
 
 
+@settings(max_examples=150)
+@given(small_regexes(), st.text(ALPHABET, max_size=3), st.integers(1, 40))
+def test_finality_asked_when_met_gives_the_same_answer_expanding_less(pattern, prefix, budget):
+    """With ``accepts`` the search stops at the first final state it meets, not the
+    first it expands: the same completion (or None), never more expansions, and never
+    ``OutOfBudget`` where the plain search found one."""
+    automaton = DerivativeAutomaton(regex_term(pattern))
+    state = automaton.initial
+    for byte in prefix.encode():
+        state = automaton.step(state, byte)
+        if state == fsm.DEAD:
+            return
+    counted: list[list[int]] = [[], []]
+
+    def expanding(n: int):
+        def expand(at: int):
+            counted[n].append(at)
+            return automaton.expand(at)
+
+        return expand
+
+    answers = []
+    for n, accepts in ((0, None), (1, automaton.accepts)):
+        try:
+            answers.append(shortest_completion(expanding(n), state, budget, accepts))
+        except OutOfBudget:
+            answers.append(OutOfBudget)
+    plain, early = answers
+    if plain is not OutOfBudget:
+        assert early == plain
+    assert (
+        early is OutOfBudget or early is None or automaton.accepts(_walk(automaton, state, early))
+    )
+    assert len(counted[1]) <= len(counted[0])
+    assert automaton.accepts(state) == (len(counted[1]) == 0)
+
+
+def _walk(automaton: DerivativeAutomaton, state: int, data: bytes) -> int:
+    for byte in data:
+        state = automaton.step(state, byte)
+    return state
+
+
 def json_index(schema: object) -> fsm.TokenIndex:
     """With ``ss.json``'s generation defaults (closed objects, plain integers): what a
     span that must close is compiled with."""

@@ -261,6 +261,26 @@ def test_bounded_integer_prefixes_are_viable_exactly_when_completable(low, width
         assert checker.viable(text) == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-300, 300), st.integers(0, 300), st.integers(-5000, 5000))
+def test_plain_integer_prefixes_are_viable_exactly_when_completable(low, width, value):
+    """With integer syntax (draft 4, ``plain_integers``) no exponent can scale a prefix
+    down: a prefix is viable iff some integer in the bounds is written starting with it
+    (``330`` under ``maximum: 120`` is a dead end, though ``330e-1`` is 33)."""
+    from decimal import Decimal
+
+    from fsm.json_schema.numbers import NumberChecker
+
+    checker = NumberChecker(
+        minimum=Decimal(low), maximum=Decimal(low + width), integer=True, integer_syntax=True
+    )
+    written = [str(x) for x in range(low, low + width + 1)]
+    written += ["-0"] if low <= 0 <= low + width else []  # JSON's negative zero
+    for text in (str(value), str(value)[:-1] or "-", str(value) + "0"):
+        expected = any(number.startswith(text) for number in written)
+        assert checker.viable(text.encode()) == expected, (checker, text)
+
+
 @pytest.mark.parametrize(
     ("written", "canonical_form"),
     [(b"1.50", b"1.5"), (b"2.00", b"2.0"), (b"0.10e3", b"0.1e3"), (b"-3.10", b"-3.1")],

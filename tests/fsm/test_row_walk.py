@@ -24,7 +24,7 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import encode_string, string_except, whitespace
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
-from fsm.row_walk import ROOT, RowWalker, _distinct, _distinct_states, _in_ranges
+from fsm.row_walk import ROOT, RowWalker, _distinct_states, _in_ranges, distinct_with_inverse
 from fsm.terms import (
     EPS,
     Lexeme,
@@ -524,10 +524,10 @@ def test_values_in_ranges_match_the_definition(values, ranges):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 300), max_size=150))
 def test_distinct_states_small_and_large_paths_match_numpy(states):
-    """Both paths of ``_distinct`` and ``_distinct_states`` (a set when few, arrays
+    """Both paths of ``distinct_with_inverse`` and ``_distinct_states`` (a set when few, arrays
     when many) give ``np.unique``'s answer."""
     array = np.asarray(states, np.int32)
-    distinct, inverse = _distinct(array)
+    distinct, inverse = distinct_with_inverse(array)
     expected, expected_inverse = np.unique(array, return_inverse=True)
     assert distinct.tolist() == expected.tolist()
     assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
