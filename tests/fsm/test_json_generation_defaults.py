@@ -144,3 +144,32 @@ def test_closing_composes_with_key_order(order):
     schema = Person.model_json_schema()
     assert generation_accepts(schema, {"name": "a", "age": 1}, key_order=order)
     assert not generation_accepts(schema, {"name": "a", "age": 1, "z": 1}, key_order=order)
+
+
+@pytest.mark.parametrize("bounds", [(0, 120), (-15, 7), (1, 1), (-300, -250), (5, 9999), (0, 0)])
+def test_every_byte_a_plain_integer_mask_allows_can_still_be_completed(bounds):
+    """No dead ends in a bounded integer's masks: from every state reached through
+    allowed bytes, some integer in the bounds can still be written (``330`` under
+    ``maximum: 120`` once could, where only an exponent would have saved it)."""
+    import fsm
+
+    low, high = bounds
+    vocabulary = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
+    schema = {"type": "integer", "minimum": low, "maximum": high}
+    index = fsm.compile_index(fsm.JsonSchema(schema, plain_integers=True), vocabulary)
+    written = [str(x).encode() for x in range(low, high + 1)] + [b"-0"] * (low <= 0 <= high)
+    frontier = [(index.initial_state, b"")]
+    walked = 0
+    for _ in range(5):
+        following = []
+        for state, text in frontier:
+            for token in index.allowed_tokens(state).tolist():
+                if token == 256:
+                    assert text in written
+                    continue
+                longer = text + bytes([token])
+                assert any(number.startswith(longer) for number in written), longer
+                following.append((index.next_state(state, token), longer))
+                walked += 1
+        frontier = following[:200]
+    assert walked >= len(str(high))
