@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Context, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Context, Decimal, InvalidOperation
+from math import gcd
 
 MAX_EXPONENT = 1100
 """Numbers whose decimal exponent exceeds this (beyond any float) are not accepted: the
@@ -165,7 +166,45 @@ class NumberChecker:
         digits = (match["int"] + (match["frac"] or b"")).lstrip(b"0")
         if not digits:
             return self._sign_viable(negative)
+        if self.multiple_of is not None:
+            fraction = match["frac"] or b""
+            past = fraction.endswith(b"0") and fraction != b"0"  # a non-zero digit must follow
+            return self._leading_digits_multiple_viable(digits.decode(), negative, past)
         return self._leading_digits_viable(digits.decode(), negative)
+
+    def _leading_digits_multiple_viable(self, digits: str, negative: bool, past: bool) -> bool:
+        """Some multiple of ``multiple_of`` in the bounds, of this sign, has significant
+        digits that start with ``digits`` (and go on past them, with ``past``): then
+        one of its writings starts with the prefix read, an exponent placing it. The
+        magnitudes tried run from ``multiple_of``'s (no non-zero multiple is smaller)
+        to the upper bound's; without one, a large enough magnitude holds a multiple."""
+        assert self.multiple_of is not None
+        step = self.multiple_of.copy_abs()
+        if negative:
+            low = None if self.maximum is None else self.maximum.copy_negate()
+            high = None if self.minimum is None else self.minimum.copy_negate()
+            low_excl, high_excl = self.exclusive_maximum, self.exclusive_minimum
+        else:
+            low, high = self.minimum, self.maximum
+            low_excl, high_excl = self.exclusive_minimum, self.exclusive_maximum
+        if high is None:
+            return True
+        if high <= 0:
+            return False
+        start = Decimal("0." + digits)
+        end = EXACT.add(start, Decimal(1).scaleb(-len(digits), EXACT))
+        for k in range(step.adjusted(), high.adjusted() + 3):
+            lower, lower_excl = start.scaleb(k, EXACT), past
+            if low is not None and (low > lower or (low == lower and low_excl)):
+                lower, lower_excl = low, low_excl
+            first = EXACT.multiply(
+                EXACT.divide(lower, step).to_integral_value(ROUND_CEILING, EXACT), step
+            )
+            if first == lower and lower_excl:
+                first = EXACT.add(first, step)
+            if first < end.scaleb(k, EXACT) and (first < high or (first == high and not high_excl)):
+                return True
+        return False
 
     def _sign_viable(self, negative: bool | None) -> bool:
         """Whether the numbers of that sign (zero included) meet the bounds."""
@@ -207,7 +246,7 @@ class NumberChecker:
         has no fraction or exponent to scale a prefix down (``330`` is never 33), and
         nothing follows a leading zero."""
         value = Decimal(-int(digits) if negative else int(digits))
-        if self._in_range(value):
+        if self._value_ok(value):
             return True
         return digits != b"0" and self._integers_starting_with(digits.decode(), negative, True)
 
@@ -231,7 +270,7 @@ class NumberChecker:
             candidates = [int(written) // 10**k for k in range(stripped + 1)]
         elif fraction in (b"", b"0"):
             candidates = [int(integer)]  # ``.0`` may end it
-        if any(self._in_range(Decimal(sign * c)) for c in candidates):
+        if any(self._value_ok(Decimal(sign * c)) for c in candidates):
             return True
         # A fraction ending in zeros must still get a non-zero digit: strictly longer.
         longer = fraction is not None and fraction != b"0" and fraction.endswith(b"0")
@@ -253,14 +292,30 @@ class NumberChecker:
         return False
 
     def _overlaps(self, lower: Decimal, upper: Decimal) -> bool:
-        """Whether some integer in ``[lower, upper]`` (integral ends) meets the bounds."""
+        """Whether some integer in ``[lower, upper]`` (integral ends) meets the bounds
+        and is a multiple of ``multiple_of``."""
         if self.minimum is not None:
             if upper < self.minimum or (self.exclusive_minimum and upper == self.minimum):
                 return False
+            above = self.minimum.to_integral_value(ROUND_CEILING, EXACT)
+            if above == self.minimum and self.exclusive_minimum:
+                above = EXACT.add(above, 1)
+            lower = max(lower, above)
         if self.maximum is not None:
             if lower > self.maximum or (self.exclusive_maximum and lower == self.maximum):
                 return False
-        return True
+            below = self.maximum.copy_negate().to_integral_value(ROUND_CEILING, EXACT)
+            below = below.copy_negate()
+            if below == self.maximum and self.exclusive_maximum:
+                below = EXACT.subtract(below, 1)
+            upper = min(upper, below)
+        if self.multiple_of is None:
+            return lower <= upper
+        step = Decimal(_integer_multiple(self.multiple_of))
+        first = EXACT.multiply(
+            EXACT.divide(lower, step).to_integral_value(ROUND_CEILING, EXACT), step
+        )
+        return first <= upper
 
     def _exponent_viable(self, match: re.Match[bytes]) -> bool:
         mantissa = Decimal(
@@ -314,3 +369,11 @@ def _exponents_with_prefix(prefix: str) -> Iterator[int]:
     while base * span <= MAX_EXPONENT:
         yield from range(base * span, min(base * span + span, MAX_EXPONENT + 1))
         span *= 10
+
+
+def _integer_multiple(multiple_of: Decimal) -> int:
+    """The least positive integer that is a multiple of ``multiple_of``: ``p / gcd(p, q)``
+    for ``multiple_of = p / q`` (an integer is ``n * p / q`` exactly when ``q / gcd``
+    divides ``n``)."""
+    numerator, denominator = abs(multiple_of).as_integer_ratio()
+    return numerator // gcd(numerator, denominator)

@@ -261,24 +261,81 @@ def test_bounded_integer_prefixes_are_viable_exactly_when_completable(low, width
         assert checker.viable(text) == expected
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(-300, 300), st.integers(0, 300), st.integers(-5000, 5000))
-def test_plain_integer_prefixes_are_viable_exactly_when_completable(low, width, value):
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(-300, 300),
+    st.integers(0, 300),
+    st.integers(-5000, 5000),
+    st.sampled_from([None, 1, 3, 7, 25, "2.5", "0.5", "0.3"]),
+)
+def test_plain_integer_prefixes_are_viable_exactly_when_completable(low, width, value, step):
     """With integer syntax (draft 4, ``plain_integers``) no exponent can scale a prefix
-    down: a prefix is viable iff some integer in the bounds is written starting with it
-    (``330`` under ``maximum: 120`` is a dead end, though ``330e-1`` is 33)."""
+    down: a prefix is viable iff some integer in the bounds (a multiple of ``step``) is
+    written starting with it (``330`` under ``maximum: 120`` is a dead end, though
+    ``330e-1`` is 33; so is ``1`` under ``maximum: 12, multipleOf: 5``)."""
+    from decimal import Decimal
+
+    from fsm.json_schema.numbers import NumberChecker
+
+    multiple = None if step is None else Decimal(str(step))
+    checker = NumberChecker(
+        minimum=Decimal(low),
+        maximum=Decimal(low + width),
+        multiple_of=multiple,
+        integer=True,
+        integer_syntax=True,
+    )
+    values = [x for x in range(low, low + width + 1) if multiple is None or x % multiple == 0]
+    if not values:
+        return  # an empty range: the compiler refuses it before any mask (Unsatisfiable)
+    written = [str(x) for x in values] + ["-0"] * (0 in values)  # JSON's negative zero
+    for text in (str(value), str(value)[:-1] or "-", str(value) + "0"):
+        expected = any(number.startswith(text) for number in written)
+        assert checker.viable(text.encode()) == expected, (checker, text)
+
+
+def _completable(checker, text: bytes, depth: int) -> bool:
+    """Some string of at most ``depth`` bytes completes ``text`` into an accepted
+    number (breadth-first, through viable prefixes only)."""
+    level = [text]
+    for _ in range(depth + 1):
+        if any(checker.accepts(prefix) for prefix in level):
+            return True
+        level = [
+            prefix + bytes([byte])
+            for prefix in level
+            for byte in checker.alphabet
+            if checker.viable(prefix + bytes([byte]))
+        ][:3000]
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(-400, 400),
+    st.integers(0, 400),
+    st.sampled_from(["0.01", "0.05", "0.5", "2.5", "3", "7", "0.3"]),
+    st.integers(-99999, 99999),
+    st.integers(0, 3),
+)
+def test_bounded_multiples_have_no_dead_prefix(low, width, step, mantissa, places):
+    """``multipleOf`` with bounds: every viable prefix of a number written near the
+    bounds can still be completed (``99.999`` under ``maximum: 100, multipleOf: 0.01``
+    was viable, with no multiple left to reach); and no accepted number is pruned."""
     from decimal import Decimal
 
     from fsm.json_schema.numbers import NumberChecker
 
     checker = NumberChecker(
-        minimum=Decimal(low), maximum=Decimal(low + width), integer=True, integer_syntax=True
+        minimum=Decimal(low) / 4, maximum=Decimal(low + width) / 4, multiple_of=Decimal(step)
     )
-    written = [str(x) for x in range(low, low + width + 1)]
-    written += ["-0"] if low <= 0 <= low + width else []  # JSON's negative zero
-    for text in (str(value), str(value)[:-1] or "-", str(value) + "0"):
-        expected = any(number.startswith(text) for number in written)
-        assert checker.viable(text.encode()) == expected, (checker, text)
+    text = str(Decimal(mantissa).scaleb(-places)).encode()
+    for cut in range(1, len(text) + 1):
+        prefix = text[:cut]
+        if prefix.strip(b"-0.") and checker.viable(prefix):  # leading digits decide
+            assert _completable(checker, prefix, 4), (checker, prefix)
+    if checker.accepts(text):
+        assert all(checker.viable(text[:cut]) for cut in range(len(text) + 1))
 
 
 @pytest.mark.parametrize(
