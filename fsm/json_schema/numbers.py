@@ -180,13 +180,7 @@ class NumberChecker:
         to the upper bound's; without one, a large enough magnitude holds a multiple."""
         assert self.multiple_of is not None
         step = self.multiple_of.copy_abs()
-        if negative:
-            low = None if self.maximum is None else self.maximum.copy_negate()
-            high = None if self.minimum is None else self.minimum.copy_negate()
-            low_excl, high_excl = self.exclusive_maximum, self.exclusive_minimum
-        else:
-            low, high = self.minimum, self.maximum
-            low_excl, high_excl = self.exclusive_minimum, self.exclusive_maximum
+        low, low_excl, high, high_excl = self._magnitude_bounds(negative)
         if high is None:
             return True
         if high <= 0:
@@ -197,14 +191,23 @@ class NumberChecker:
             lower, lower_excl = start.scaleb(k, EXACT), past
             if low is not None and (low > lower or (low == lower and low_excl)):
                 lower, lower_excl = low, low_excl
-            first = EXACT.multiply(
-                EXACT.divide(lower, step).to_integral_value(ROUND_CEILING, EXACT), step
-            )
+            first = _first_multiple_from(lower, step)
             if first == lower and lower_excl:
                 first = EXACT.add(first, step)
             if first < end.scaleb(k, EXACT) and (first < high or (first == high and not high_excl)):
                 return True
         return False
+
+    def _magnitude_bounds(
+        self, negative: bool
+    ) -> tuple[Decimal | None, bool, Decimal | None, bool]:
+        """``(low, low exclusive, high, high exclusive)`` on the magnitudes of numbers of
+        this sign: the bounds themselves, or negated and swapped for negative numbers."""
+        if negative:
+            low = None if self.maximum is None else self.maximum.copy_negate()
+            high = None if self.minimum is None else self.minimum.copy_negate()
+            return low, self.exclusive_maximum, high, self.exclusive_minimum
+        return self.minimum, self.exclusive_minimum, self.maximum, self.exclusive_maximum
 
     def _sign_viable(self, negative: bool | None) -> bool:
         """Whether the numbers of that sign (zero included) meet the bounds."""
@@ -222,12 +225,7 @@ class NumberChecker:
 
     def _leading_digits_viable(self, digits: str, negative: bool) -> bool:
         """Some magnitude ``0.<digits>... * 10**k`` of this sign lies within the bounds."""
-        if negative:
-            low = None if self.maximum is None else self.maximum.copy_negate()
-            high = None if self.minimum is None else self.minimum.copy_negate()
-            high_excl = self.exclusive_minimum
-        else:
-            low, high, high_excl = self.minimum, self.maximum, self.exclusive_maximum
+        low, _, high, high_excl = self._magnitude_bounds(negative)
         if high is not None and (high < 0 or (high == 0)):
             return False
         if high is None or low is None or low <= 0:
@@ -293,17 +291,14 @@ class NumberChecker:
 
     def _overlaps(self, lower: Decimal, upper: Decimal) -> bool:
         """Whether some integer in ``[lower, upper]`` (integral ends) meets the bounds
-        and is a multiple of ``multiple_of``."""
+        and is a multiple of ``multiple_of``: the range is narrowed to the integers the
+        bounds admit, then its first multiple must lie in it."""
         if self.minimum is not None:
-            if upper < self.minimum or (self.exclusive_minimum and upper == self.minimum):
-                return False
             above = self.minimum.to_integral_value(ROUND_CEILING, EXACT)
             if above == self.minimum and self.exclusive_minimum:
                 above = EXACT.add(above, 1)
             lower = max(lower, above)
         if self.maximum is not None:
-            if lower > self.maximum or (self.exclusive_maximum and lower == self.maximum):
-                return False
             below = self.maximum.copy_negate().to_integral_value(ROUND_CEILING, EXACT)
             below = below.copy_negate()
             if below == self.maximum and self.exclusive_maximum:
@@ -311,11 +306,7 @@ class NumberChecker:
             upper = min(upper, below)
         if self.multiple_of is None:
             return lower <= upper
-        step = Decimal(_integer_multiple(self.multiple_of))
-        first = EXACT.multiply(
-            EXACT.divide(lower, step).to_integral_value(ROUND_CEILING, EXACT), step
-        )
-        return first <= upper
+        return _first_multiple_from(lower, Decimal(_integer_multiple(self.multiple_of))) <= upper
 
     def _exponent_viable(self, match: re.Match[bytes]) -> bool:
         mantissa = Decimal(
@@ -377,3 +368,8 @@ def _integer_multiple(multiple_of: Decimal) -> int:
     divides ``n``)."""
     numerator, denominator = abs(multiple_of).as_integer_ratio()
     return numerator // gcd(numerator, denominator)
+
+
+def _first_multiple_from(value: Decimal, step: Decimal) -> Decimal:
+    """The least multiple of ``step`` (positive) that is at least ``value``."""
+    return EXACT.multiply(EXACT.divide(value, step).to_integral_value(ROUND_CEILING, EXACT), step)
