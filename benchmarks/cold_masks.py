@@ -15,11 +15,13 @@ Each engine runs in its own worker process (the adapters and workers of
 process hands out one case at a time to each engine in turn, so the engines interleave on
 the shared machine and a runaway compile is killed at ``--timeout``.
 
-    .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--reps 3] [--timeout 30]
+    .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--keyword K] [--reps 3] [--timeout 30]
         [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
         [--isolated] [--no-gc] [--frozen]
         [--json out.json] [--write]
 
+``--keyword K`` draws the sample among the schemas that use the keyword ``K`` (e.g.
+``multipleOf``), to time what one keyword costs.
 ``--before TREE`` adds a second copy of ours imported from another checkout (e.g. a
 ``git worktree`` of an older commit), interleaved with the rest: before/after in one run.
 ``--isolated`` adds ours with the vocabulary's shared lexeme walks
@@ -323,11 +325,14 @@ def run_cases(workers: dict[str, Worker], tokenizer: Any, reps: int) -> dict[str
     return results
 
 
-def run_sample(workers: dict[str, Worker], tokenizer: Any, n: int) -> dict[str, dict]:
-    """Every valid instance of ``n`` sampled MaskBench-dev schemas, fresh compile each."""
+def run_sample(
+    workers: dict[str, Worker], tokenizer: Any, n: int, keyword: str | None = None
+) -> dict[str, dict]:
+    """Every valid instance of ``n`` sampled MaskBench-dev schemas (those using
+    ``keyword``, when given), fresh compile each."""
     results = {name: _record() for name in workers}
     started = time.perf_counter()
-    for i, entry in enumerate(maskbench_sample(n)):
+    for i, entry in enumerate(maskbench_sample(n, keyword)):
         instances = [_encode(tokenizer, t["data"], "json") for t in entry["tests"] if t["valid"]]
         request = {"kind": "json", "source": entry["schema"], "instances": instances}
         for name, worker in workers.items():
@@ -439,16 +444,24 @@ def report(args: argparse.Namespace, workers: dict, cases: dict, sample: dict | 
     ]
     if sample:
         parts.append(
-            f"**MaskBench-dev sample ({args.sample} schemas, seed 0; every valid instance "
+            f"**MaskBench-dev sample ({args.sample} schemas{_keyword_note(args)}, seed 0; "
+            "every valid instance "
             f"with its own fresh compile; timeout {args.timeout:g} s)**\n\n" + sample_table(sample)
         )
     parts.append("Ratios: " + "; ".join(ratios(cases, sample)) + ".")
     return "\n\n".join(parts) + "\n"
 
 
+def _keyword_note(args: argparse.Namespace) -> str:
+    return f" using `{args.keyword}`" if args.keyword else ""
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=200, help="MaskBench-dev schemas (0: none)")
+    parser.add_argument(
+        "--keyword", help="sample only schemas using this keyword (e.g. multipleOf)"
+    )
     parser.add_argument("--reps", type=int, default=3, help="fresh compiles per fixed case")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--engines", default=",".join(ENGINES))
@@ -489,7 +502,7 @@ def main() -> None:
     tokenizer = _tokenizer()
     try:
         cases = run_cases(workers, tokenizer, args.reps)
-        sample = run_sample(workers, tokenizer, args.sample) if args.sample else None
+        sample = run_sample(workers, tokenizer, args.sample, args.keyword) if args.sample else None
     finally:
         for worker in workers.values():
             worker.stop()

@@ -634,12 +634,24 @@ def run_fixed(workers: dict[str, Worker], tokenizer: Any, reps: int) -> tuple[di
     return {"compiles": compiles, "errors": errors}, walks
 
 
-def maskbench_sample(n: int) -> list[dict]:
-    """A fixed random sample (seed 0) of MaskBench-dev entries with a valid instance."""
+def maskbench_sample(n: int, keyword: str | None = None) -> list[dict]:
+    """A fixed random sample (seed 0) of MaskBench-dev entries with a valid instance
+    (only those whose schema uses ``keyword`` somewhere, when given)."""
     with gzip.open(MASKBENCH, "rt") as handle:
         entries = [json.loads(line) for line in handle]
     usable = [e for e in entries if any(t["valid"] for t in e["tests"])]
+    if keyword is not None:
+        usable = [e for e in usable if _uses_keyword(e["schema"], keyword)]
     return random.Random(0).sample(usable, min(n, len(usable)))
+
+
+def _uses_keyword(node: Any, keyword: str) -> bool:
+    """Whether ``keyword`` is a key of some object in the JSON value ``node``."""
+    if isinstance(node, dict):
+        return keyword in node or any(_uses_keyword(v, keyword) for v in node.values())
+    if isinstance(node, list):
+        return any(_uses_keyword(v, keyword) for v in node)
+    return False
 
 
 def run_maskbench(workers: dict[str, Worker], tokenizer: Any, n: int) -> dict[str, dict]:

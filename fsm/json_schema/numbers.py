@@ -336,6 +336,9 @@ class NumberChecker:
     def _beyond(self, value: Decimal, growing: bool) -> bool:
         """Whether ``value`` and every later one fail, as the exponent keeps growing
         (``growing``: the magnitude grows with it, else shrinks towards zero)."""
+        if self.multiple_of is not None and not _multiple_ahead(value, self.multiple_of, growing):
+            return True  # without this, a mantissa no power of ten makes a multiple of
+            # (12 under multipleOf 7) tried every exponent up to MAX_EXPONENT, both signs
         if growing:
             if value > 0:
                 return self.maximum is not None and value > self.maximum
@@ -360,6 +363,26 @@ def _exponents_with_prefix(prefix: str) -> Iterator[int]:
     while base * span <= MAX_EXPONENT:
         yield from range(base * span, min(base * span + span, MAX_EXPONENT + 1))
         span *= 10
+
+
+def _multiple_ahead(value: Decimal, step: Decimal, growing: bool) -> bool:
+    """Whether ``value`` or some ``value * 10**k`` further on (``k > 0`` when
+    ``growing``, ``k < 0`` when not) is a multiple of ``step``. Written as a reduced
+    fraction, ``value / step`` reaches an integer by growing exactly when its
+    denominator has no prime factor but 2 and 5; by shrinking only when it is one
+    already (a tenth of a non-integer is never an integer)."""
+    numerator, denominator = value.as_integer_ratio()
+    step_numerator, step_denominator = step.as_integer_ratio()
+    quotient_numerator = abs(numerator) * step_denominator
+    quotient_denominator = denominator * abs(step_numerator)
+    left = quotient_denominator // gcd(quotient_numerator, quotient_denominator)
+    if not growing:
+        return left == 1
+    common = gcd(left, 10)
+    while common > 1:
+        left //= common
+        common = gcd(left, 10)
+    return left == 1
 
 
 def _integer_multiple(multiple_of: Decimal) -> int:

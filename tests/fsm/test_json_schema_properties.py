@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fsm.json_schema import matches, schema_term
-from fsm.json_schema.numbers import NumberChecker
+from fsm.json_schema.numbers import MAX_EXPONENT, NumberChecker
 
 KEYS = ["a", "b", "é"]
 scalars = st.one_of(
@@ -347,6 +347,50 @@ def test_non_canonical_fractions_are_refused(written: bytes, canonical_form: byt
     assert NumberChecker().accepts(canonical_form)
     assert matches(schema_term({"type": "number"}), canonical_form)
     assert not matches(schema_term({"type": "number"}), written)
+
+
+def _some_exponent_accepted(checker: NumberChecker, prefix: bytes) -> bool:
+    """Whether ``checker`` accepts a number that starts with ``prefix`` (a mantissa, an
+    exponent mark and part of an exponent), by writing every exponent up to the limit
+    in every form the syntax has (a sign or none, Python's ``e05`` padding)."""
+    mark = max(prefix.find(b"e"), prefix.find(b"E"))
+    mantissa, written = prefix[:mark], prefix[mark + 1 :]
+    for exponent in range(MAX_EXPONENT + 2):
+        digits = [str(exponent).encode()] + ([b"0%d" % exponent] if exponent < 10 else [])
+        for form in (sign + digit for sign in (b"", b"+", b"-") for digit in digits):
+            if form.startswith(written) and checker.accepts(mantissa + b"e" + form):
+                return True
+    return False
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.sampled_from(["3", "7", "0.3", "0.01", "2.5", "123.456", "1024", "0.0625"]),
+    st.sampled_from([None, -1000, -3, 0, 1, 50]),
+    st.sampled_from([None, -2, 0, 10, 1000, 10**6]),
+    st.booleans(),
+    st.decimals(-9999, 9999, places=3).filter(bool).map(lambda d: canonical(f"{d:f}")),
+    st.sampled_from(["e", "E", "e+", "e-", "E-"]),
+    st.sampled_from(["", "0", "1", "2", "3", "5", "9", "10", "12", "100", "109"]),
+)
+@example("7", None, None, False, "12", "e", "")  # no power of ten makes 12 a multiple of 7
+@example("7", None, None, False, "14", "e-", "")  # 1.4 is not a multiple: no tenth of it is
+@example("1024", None, None, True, "0.5", "e", "")  # 2**10 divides 5 * 10**10 * 2**...
+@example("0.0625", None, 1000, False, "3.1", "e-", "")  # a multiple of 1/16 only when grown
+def test_exponent_prefixes_under_multiple_of_are_viable_exactly_when_completable(
+    step, minimum, maximum, integer, mantissa, mark, digits
+) -> None:
+    """With ``multipleOf``, a mantissa then part of an exponent is viable exactly when
+    some exponent it can still be written with gives an accepted number (the search
+    over exponents stops where no later one can make a multiple)."""
+    checker = NumberChecker(
+        minimum=None if minimum is None else Decimal(minimum),
+        maximum=None if maximum is None else Decimal(maximum),
+        multiple_of=Decimal(step),
+        integer=integer,
+    )
+    prefix = (mantissa + mark + digits).encode()
+    assert checker.viable(prefix) == _some_exponent_accepted(checker, prefix), (checker, prefix)
 
 
 sign_blind_checkers = st.builds(

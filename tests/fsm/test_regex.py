@@ -157,4 +157,6 @@ def test_search_anchors_inside_enclosing_groups(pattern, text, expected):
 def test_a_constraint_matching_nothing_is_refused_at_compile_time():
     vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b""], eos_ids=[2])
     with pytest.raises(fsm.Unsatisfiable, match="accepts no text at all"):
-        fsm.compile_index(fsm.JsonSchema({"type": "string", "minLength": 3, "maxLength": 1}), vocabulary)
+        fsm.compile_index(
+            fsm.JsonSchema({"type": "string", "minLength": 3, "maxLength": 1}), vocabulary
+        )
