@@ -325,14 +325,12 @@ def run_cases(workers: dict[str, Worker], tokenizer: Any, reps: int) -> dict[str
     return results
 
 
-def run_sample(
-    workers: dict[str, Worker], tokenizer: Any, n: int, keyword: str | None = None
-) -> dict[str, dict]:
-    """Every valid instance of ``n`` sampled MaskBench-dev schemas (those using
-    ``keyword``, when given), fresh compile each."""
+def run_sample(workers: dict[str, Worker], tokenizer: Any, entries: list[dict]) -> dict[str, dict]:
+    """Every valid instance of the sampled MaskBench-dev ``entries``, fresh compile each."""
     results = {name: _record() for name in workers}
     started = time.perf_counter()
-    for i, entry in enumerate(maskbench_sample(n, keyword)):
+    n = len(entries)
+    for i, entry in enumerate(entries):
         instances = [_encode(tokenizer, t["data"], "json") for t in entry["tests"] if t["valid"]]
         request = {"kind": "json", "source": entry["schema"], "instances": instances}
         for name, worker in workers.items():
@@ -502,7 +500,9 @@ def main() -> None:
     tokenizer = _tokenizer()
     try:
         cases = run_cases(workers, tokenizer, args.reps)
-        sample = run_sample(workers, tokenizer, args.sample, args.keyword) if args.sample else None
+        entries = maskbench_sample(args.sample, args.keyword) if args.sample else []
+        args.sample = len(entries)  # fewer when few schemas use --keyword
+        sample = run_sample(workers, tokenizer, entries) if entries else None
     finally:
         for worker in workers.values():
             worker.stop()
