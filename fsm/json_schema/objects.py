@@ -6,6 +6,8 @@ the position after the last named key in schema order, the count of other keys w
 expands to: close the object (when every required key is there), or read one more
 member: an unused named key with its value schema, or any other key allowed by
 ``additionalProperties``/``patternProperties`` with the value schema that key gets.
+The members come behind one separator (``, ws (m1 rest1 | m2 rest2 | ...)``, not one
+comma per member): a row between two members then walks two branches, not one per key.
 
 With ``ordered`` shapes the named keys come in schema order: after a named key only
 later ones may follow, and a required key cannot be skipped. That accepts fewer texts
@@ -121,6 +123,7 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
     if shape.max_properties is not None and count >= shape.max_properties:
         return alt(*options)
     separator = EPS if first else cat(literal(b","), ws)
+    members: list[Term] = []
     for position in range(after, len(shape.named)):
         name, value = shape.named[position]
         if name in used or value is EMPTY:
@@ -129,13 +132,15 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
         if not _completable(shape, used | {name}, following):
             continue
         rest = _body(shape, used | {name}, following, extra, False)
-        options.append(cat(separator, shape.members[position], rest))
+        members.append(cat(shape.members[position], rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped
     if shape.other_member is not EMPTY:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
         rest = _body(shape, used, after, more, False)
-        options.append(cat(separator, shape.other_member, rest))
+        members.append(cat(shape.other_member, rest))
+    if members:
+        options.append(cat(separator, alt(*members)))
     return alt(*options)
 
 

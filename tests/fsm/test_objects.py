@@ -3,6 +3,7 @@ general construction means."""
 
 from __future__ import annotations
 
+from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import encode_string
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.regex import regex_term
@@ -25,3 +26,21 @@ def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> No
 def test_literals_share_their_byte_terms() -> None:
     assert literal(b"a") is literal(b"a")
     assert literal(b"ab").items[1] is literal(b"b")
+
+
+def test_the_keys_after_a_value_are_one_branch_however_many_there_are() -> None:
+    """After a member's value, an object with many optional keys offers the close or a
+    comma then one of the keys: a row there walks two branches, not one per key (each
+    reading the comma again), and the keys' union is met only once the comma is read.
+    The language is the same either way."""
+    number = regex_term("[0-9]")  # one digit: the value is over once it is read
+    names = [f"k{i}" for i in range(40)]
+    term = object_term(ObjectShape(key="many", named=tuple((n, number) for n in names)))
+    automaton = DerivativeAutomaton(term)
+    state = automaton.initial
+    for byte in b'{"k7":1':
+        state = automaton.step(state, byte)
+    assert automaton.alternatives(state) is not None
+    assert len(automaton.alternatives(state)) == 2
+    assert matches(term, b'{"k7":1,"k3":2}') and matches(term, b"{}")
+    assert not matches(term, b'{"k7":1,"k7":2}') and not matches(term, b'{"k7":1,}')
