@@ -336,9 +336,10 @@ class NumberChecker:
     def _beyond(self, value: Decimal, growing: bool) -> bool:
         """Whether ``value`` and every later one fail, as the exponent keeps growing
         (``growing``: the magnitude grows with it, else shrinks towards zero)."""
+        # a mantissa that no power of ten makes a multiple (12 under multipleOf 7) would
+        # otherwise try every exponent up to MAX_EXPONENT, of both signs
         if self.multiple_of is not None and not _multiple_ahead(value, self.multiple_of, growing):
-            return True  # without this, a mantissa no power of ten makes a multiple of
-            # (12 under multipleOf 7) tried every exponent up to MAX_EXPONENT, both signs
+            return True
         if growing:
             if value > 0:
                 return self.maximum is not None and value > self.maximum

@@ -375,8 +375,8 @@ def _some_exponent_accepted(checker: NumberChecker, prefix: bytes) -> bool:
 )
 @example("7", None, None, False, "12", "e", "")  # no power of ten makes 12 a multiple of 7
 @example("7", None, None, False, "14", "e-", "")  # 1.4 is not a multiple: no tenth of it is
-@example("1024", None, None, True, "0.5", "e", "")  # 2**10 divides 5 * 10**10 * 2**...
-@example("0.0625", None, 1000, False, "3.1", "e-", "")  # a multiple of 1/16 only when grown
+@example("1024", None, None, True, "0.5", "e", "")  # 0.5e11 = 5 * 2**10 * 5**10
+@example("0.0625", None, 1000, False, "3.1", "e-", "")  # 3.1 is no multiple of 1/16, nor its tenths
 def test_exponent_prefixes_under_multiple_of_are_viable_exactly_when_completable(
     step, minimum, maximum, integer, mantissa, mark, digits
 ) -> None:
