@@ -426,7 +426,9 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
     return lines
 
 
-def report(args: argparse.Namespace, workers: dict, cases: dict, sample: dict | None) -> str:
+def report(
+    args: argparse.Namespace, workers: dict, cases: dict, sample: dict | None, sampled: int
+) -> str:
     versions = ", ".join(
         f"{w.info.get('version', name)}"
         + (f" (before: {name.partition('@')[2]})" if "@" in name else "")
@@ -442,7 +444,7 @@ def report(args: argparse.Namespace, workers: dict, cases: dict, sample: dict | 
     ]
     if sample:
         parts.append(
-            f"**MaskBench-dev sample ({args.sample} schemas{_keyword_note(args)}, seed 0; "
+            f"**MaskBench-dev sample ({sampled} schemas{_keyword_note(args)}, seed 0; "
             "every valid instance "
             f"with its own fresh compile; timeout {args.timeout:g} s)**\n\n" + sample_table(sample)
         )
@@ -501,12 +503,11 @@ def main() -> None:
     try:
         cases = run_cases(workers, tokenizer, args.reps)
         entries = maskbench_sample(args.sample, args.keyword) if args.sample else []
-        args.sample = len(entries)  # fewer when few schemas use --keyword
         sample = run_sample(workers, tokenizer, entries) if entries else None
     finally:
         for worker in workers.values():
             worker.stop()
-    body = report(args, workers, cases, sample)
+    body = report(args, workers, cases, sample, len(entries))  # fewer with a rare --keyword
     print(body)
     if args.json:
         dump = {"cases": cases, "sample": sample}

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Context, Decimal, InvalidOperation
+from fractions import Fraction
 from math import gcd
 
 MAX_EXPONENT = 1100
@@ -372,11 +373,7 @@ def _multiple_ahead(value: Decimal, step: Decimal, growing: bool) -> bool:
     fraction, ``value / step`` reaches an integer by growing exactly when its
     denominator has no prime factor but 2 and 5; by shrinking only when it is one
     already (a tenth of a non-integer is never an integer)."""
-    numerator, denominator = value.as_integer_ratio()
-    step_numerator, step_denominator = step.as_integer_ratio()
-    quotient_numerator = abs(numerator) * step_denominator
-    quotient_denominator = denominator * abs(step_numerator)
-    left = quotient_denominator // gcd(quotient_numerator, quotient_denominator)
+    left = (Fraction(value) / Fraction(step)).denominator
     if not growing:
         return left == 1
     common = gcd(left, 10)
