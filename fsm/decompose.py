@@ -1,7 +1,7 @@
 """Taking a term apart for shared token walks: a lexeme then the rest, or branches.
 
-``split_lexeme(term)`` finds ``term = cat(head, rest)`` with ``head`` prefix-free, so a
-token read inside ``head`` does not depend on ``rest`` (``fsm.row_walk``). The head is
+``split_lexeme(term)`` finds ``term = cat(head, rest)`` where a token read inside
+``head`` does not depend on ``rest`` (``fsm.row_walk``). Either ``head`` is prefix-free:
 a declared ``Lexeme``, or a single byte (``}``, ``]``) after optional whitespace, found
 after at most a few separator items (whitespace, ``,``) that never use a byte the head
 may start with. (Plain literals are left alone: splitting ``true`` into lexemes saves
@@ -9,7 +9,11 @@ nothing and would number its states apart from a byte walk's.) Such a
 concatenation is prefix-free: in any of its strings, the separators end just before
 the first byte that can start the head, so two strings of it, one a prefix of the
 other, have equal separators and then heads one a prefix of the other, which a
-prefix-free head forbids.
+prefix-free head forbids. Or ``head`` is a checked term (a number with bounds) whose
+strings use only its checker's alphabet, and no string of ``rest`` starts with a byte
+of that alphabet: wherever the number may end, the next byte tells whether it goes on
+(``12``) or ``rest`` begins (``1,``), so the token walk reads the number's own states
+and goes on in ``rest`` below the nodes where it accepts.
 
 ``branch_terms(term)`` gives the branches of a union state, with concatenation
 distributed over a union (or a thunk whose body is one) at its head, or behind a
@@ -26,6 +30,7 @@ from fsm.terms import (
     And,
     Bytes,
     Cat,
+    Checked,
     Lexeme,
     Not,
     Repeat,
@@ -67,7 +72,7 @@ class SplitMemo:
         return self.alphabets[item]
 
     def first(self, head: Term) -> int:
-        """``first_bytes`` of a head lexeme."""
+        """``first_bytes`` of a head lexeme (or of what follows a checked head)."""
         if head not in self.firsts:
             self.firsts[head] = first_bytes(head)
         return self.firsts[head]
@@ -89,6 +94,11 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     if isinstance(items[0], Lexeme):
         return items[0], term.rest()
     memo = SplitMemo() if memo is None else memo
+    if isinstance(items[0], Checked):
+        rest = term.rest()
+        if memo.first(rest) & _mask(items[0].checker.alphabet):
+            return None
+        return items[0], rest
     used, optional = 0, False
     for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
         if position > 0 and (isinstance(item, Lexeme) or (isinstance(item, Bytes) and optional)):
@@ -102,6 +112,14 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
         used |= alphabet
         optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
     return None
+
+
+def _mask(members: bytes) -> int:
+    """The 256-bit mask of the bytes in ``members``."""
+    mask = 0
+    for byte in members:
+        mask |= 1 << byte
+    return mask
 
 
 def branch_terms(

@@ -55,7 +55,9 @@ from fsm.trie_walk import (
     walk_trie,
 )
 
-NO_STOP = -1
+NO_STOPS = np.zeros(0, np.bool_)
+"""``walk_trie``'s ``stops`` when the walk stops at no state (only where unexpanded)."""
+NO_STOPS.flags.writeable = False
 FEW_STRINGS = 64
 """A lexeme with at most this many strings is walked string by string (``_finite_walk``)."""
 ROOT = np.zeros(1, np.int32)
@@ -175,7 +177,7 @@ class RowWalker:
     def _plain(self, nodes: np.ndarray, states: np.ndarray) -> Found:
         """Tokens below ``nodes`` entered in expanded ``states``, by the kernel, then
         below where it stopped at states not expanded yet."""
-        tokens, ends, stopped, stopped_states = self._walk(nodes, states, NO_STOP)
+        tokens, ends, stopped, stopped_states = self._walk(nodes, states, NO_STOPS)
         found = [Block(tokens, None, ends)] if len(tokens) else []
         if len(stopped):
             found.extend(self._below_each(stopped, stopped_states))
@@ -195,7 +197,9 @@ class RowWalker:
         # side by side: a token several branches read leads to their union (TokenRow)
         return [block for branch in branches for block in self._below(nodes, branch)]
 
-    def _walk(self, nodes: np.ndarray, states: np.ndarray, stop: int) -> tuple[np.ndarray, ...]:
+    def _walk(
+        self, nodes: np.ndarray, states: np.ndarray, stops: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
         trie = self.trie
         return walk_trie(  # type: ignore[no-any-return]
             self.table.table,
@@ -207,7 +211,7 @@ class RowWalker:
             trie.ends,
             trie.token_starts,
             trie.token_ids,
-            stop,
+            stops,
             trie.max_depth,
         )
 
@@ -350,7 +354,7 @@ class RowWalker:
                 trie.ends,
                 trie.token_starts,
                 trie.token_ids,
-                NO_STOP,
+                NO_STOPS,
                 trie.max_depth,
             )
             walked = CountedWalk(
@@ -434,7 +438,15 @@ class RowWalker:
         """Walk from ``lexeme`` below ``nodes`` until each token ends or the lexeme does.
         Where the walk stops at states not expanded yet, they are expanded and the walk
         goes on below every such node in one kernel call (a counted string stops at a
-        new state per character count, and at several per level)."""
+        new state per character count, and at several per level).
+
+        The exits are the nodes where the lexeme may end: where it is over
+        (``exit_state``), and where a lexeme that may end before its last byte (a
+        number: ``1`` ends there or goes on as ``12``) is in an accepting state. The
+        kernel stops at those too (``stops``: the table's finality flags), and the walk
+        goes on below them in the lexeme as well; the continuation starts with no byte
+        the lexeme reads next (``fsm.decompose``), so the two walks below such a node
+        read different tokens."""
         assert self.parts is not None
         exit_state = self.parts.exit_state
         token_parts, end_parts, exit_parts = [], [], []
@@ -443,7 +455,8 @@ class RowWalker:
             for state in _distinct_states(states):
                 if not self.table.is_expanded(state):
                     self.table.expand(state)
-            tokens, ends, stopped, stopped_states = self._walk(below, states, exit_state)
+            exit_parts.append(below[self.table.final[states]])  # entered where it may end
+            tokens, ends, stopped, stopped_states = self._walk(below, states, self.table.final)
             token_parts.append(tokens)
             end_parts.append(ends)
             exiting = stopped_states == exit_state

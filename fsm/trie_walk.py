@@ -23,7 +23,7 @@ def walk_trie(
     ends,
     token_starts,
     token_ids,
-    stop_state,
+    stops,
     max_depth,
 ):
     """Tokens read without dying below each ``roots[i]``, entered in ``root_states[i]``.
@@ -36,14 +36,17 @@ def walk_trie(
     expanded yet (or past ``row_of``) when the node has children: the node and its
     state are reported, so the caller can expand the state and resume the walk below
     that node alone (every node is visited once in all). A root whose state is not
-    expanded is reported the same way. ``stop_state`` (-1
-    for none) is reported and pruned like an unexpanded state: a lexeme walk stops where
-    the lexeme ends, and its continuation takes over below those nodes. ``max_depth``
-    is ``depths.max()`` (the trie's, passed in: the kernel is called per pending state).
+    expanded is reported the same way. A state flagged in ``stops`` (a flag per state;
+    states past its end are not flagged) is reported and pruned like an unexpanded state
+    at a node below a root: a lexeme walk stops where the lexeme may end (its
+    continuation takes over below those nodes) and, where the lexeme may also go on,
+    resumes below them itself. ``max_depth`` is ``depths.max()`` (the trie's, passed in:
+    the kernel is called per pending state).
 
     Returns ``(token_ids, end_states, pending_nodes, pending_states)``; tokens in trie
     order within each root."""
     num_known = row_of.shape[0]
+    num_flagged = stops.shape[0]
     # outputs sized by the roots' subtrees (a subtree is a run of preorder positions):
     # most calls walk below a few nodes, not the whole trie
     most_tokens = 0
@@ -79,7 +82,8 @@ def walk_trie(
                 out_states[found] = state
                 found += 1
             if ends[node] > node + 1:
-                if state == stop_state or state >= num_known or row_of[state] < 0:
+                flagged = state < num_flagged and stops[state]
+                if flagged or state >= num_known or row_of[state] < 0:
                     pending_nodes[pending] = node
                     pending_states[pending] = state
                     pending += 1
@@ -105,7 +109,7 @@ def walk_trie_py(
     ends,
     token_starts,
     token_ids,
-    stop_state,
+    stops,
     max_depth,
 ):
     """Plain-Python twin of ``walk_trie``."""
@@ -135,7 +139,8 @@ def walk_trie_py(
                 out_tokens.append(int(token_ids[k]))
                 out_states.append(state)
             if ends[node] > node + 1:
-                if state == stop_state or not expanded(state):
+                flagged = state < len(stops) and bool(stops[state])
+                if flagged or not expanded(state):
                     pending_nodes.append(node)
                     pending_states.append(state)
                     node = int(ends[node])

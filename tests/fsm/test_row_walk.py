@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -20,8 +21,10 @@ from hypothesis import strategies as st
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
+from fsm.decompose import split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import encode_string, string_except, whitespace
+from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import ROOT, RowWalker, _distinct_states, _in_ranges, distinct_with_inverse
@@ -31,6 +34,7 @@ from fsm.terms import (
     alt,
     byte_set,
     cat,
+    checked,
     derivative,
     lexeme,
     literal,
@@ -89,6 +93,17 @@ SCHEMAS = {
         "required": ["a"],
     },
     "strings or nulls in an array": {"type": "array", "items": {"type": ["string", "null"]}},
+    "numbers with bounds and multiples": {
+        "type": "object",
+        "properties": {
+            "price": {"type": "number", "minimum": 0},
+            "count": {"type": "integer", "minimum": 1, "maximum": 500},
+            "step": {"type": "number", "multipleOf": 0.25, "exclusiveMaximum": 10},
+            "xs": {"type": "array", "items": {"type": "number", "exclusiveMinimum": -3}},
+        },
+        "required": ["price", "xs"],
+        "additionalProperties": False,
+    },
     "booleans, null and enums of them": {
         "type": "object",
         "properties": {
@@ -227,6 +242,15 @@ WORDS += [
     b'b"',
     b"\xc3",
     b"\xa9",
+    b"-",
+    b".",
+    b"5",
+    b"e",
+    b"e-",
+    b"0.",
+    b"1,",
+    b"2]",
+    b".5}",
 ]
 
 keys = st.sampled_from(["a", "b", "ab", 'a"b'])
@@ -236,6 +260,9 @@ leaves = st.sampled_from(
         {"type": "string", "maxLength": 2},
         {"type": "string", "pattern": "^a+$"},
         {"type": "integer"},
+        {"type": "integer", "minimum": 3},
+        {"type": "number", "maximum": 12, "exclusiveMinimum": -2},
+        {"type": "number", "multipleOf": 0.5},
         {"enum": ["a", "ab", 1]},
         {"const": "b"},
     ]
@@ -434,6 +461,38 @@ def test_walks_below_a_string_s_exits_are_shared_across_indexes(smol_vocab):
     reused = second._below_walk(exits, state)
     assert len(shared) == 1  # read from the cache, nothing new kept
     own = second._lexeme_walk(exits, state)
+    assert walk_differences(reused, own, second_automaton) == []
+    assert walk_differences(reused, kept, second_automaton, first_automaton) == []
+
+
+def test_a_number_with_bounds_is_taken_apart_where_what_follows_cannot_go_on_with_it():
+    """A checked number then a delimiter splits at the number; then a digit or ``e`` may
+    follow it, and the next byte would not tell whether the number goes on: no split."""
+    number = checked(NumberChecker(minimum=Decimal(0)))
+    rest = cat(whitespace(2), alt(literal(b","), literal(b"]")))
+    assert split_lexeme(cat(number, rest)) == (number, rest)
+    assert split_lexeme(cat(number, literal(b"5"))) is None
+    assert split_lexeme(cat(number, alt(literal(b"e"), literal(b",")))) is None
+
+
+def test_a_number_s_walk_ends_where_it_accepts_and_is_shared_across_indexes(smol_vocab):
+    """The walk of a number with bounds from the root: digits, ``.`` and ``e`` are read
+    inside it, and where it accepts (the root itself, after ``9``) what follows takes
+    over. Kept by one index, it is read by another instead of walked again."""
+    shared = LexemeWalkCache()
+    number = checked(NumberChecker(minimum=Decimal(0)), b"9")
+    first, first_automaton = walker_of(cat(number, literal(b",")), smol_vocab, shared)
+    lexeme_state, _ = first_automaton.lexeme_split(first_automaton.initial)
+    kept = first._root_walk(lexeme_state)
+    read = {smol_vocab.token_bytes[t] for t in kept.tokens.tolist()}
+    assert {b"0", b"7", b".", b"e"} <= read and not read & {b",", b" ", b"-"}
+    assert 0 in kept.exits.tolist()  # "9" is a whole number: the comma may come next
+    assert len(shared) == 1
+    second, second_automaton = walker_of(cat(number, literal(b"]")), smol_vocab, shared)
+    state, _ = second_automaton.lexeme_split(second_automaton.initial)
+    reused = second._root_walk(state)
+    assert len(shared) == 1  # read from the cache, nothing new kept
+    own = second._lexeme_walk(ROOT, state)
     assert walk_differences(reused, own, second_automaton) == []
     assert walk_differences(reused, kept, second_automaton, first_automaton) == []
 

@@ -17,6 +17,7 @@ from fsm import (
     Vocabulary,
     token_index,
 )
+from fsm.row_walk import NO_STOPS
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     ABSENT,
@@ -95,15 +96,15 @@ def from_root(state: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(1, np.int32), np.asarray([state], np.int32)
 
 
-def trie_args(trie: TokenTrie, stop_state: int = -1):
-    """``walk_trie``'s arguments after the roots: the trie, the stop state, the depth."""
+def trie_args(trie: TokenTrie, stops: np.ndarray = NO_STOPS):
+    """``walk_trie``'s arguments after the roots: the trie, the stop flags, the depth."""
     return (
         trie.labels,
         trie.depths,
         trie.ends,
         trie.token_starts,
         trie.token_ids,
-        stop_state,
+        stops,
         trie.max_depth,
     )
 
@@ -165,7 +166,9 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
     expanded = np.asarray(data.draw(st.lists(st.booleans(), min_size=known, max_size=known)))
     order = data.draw(st.permutations(range(known)))
     start = data.draw(st.integers(0, known - 1))
-    stop = data.draw(st.integers(DEAD, count - 1))
+    # flags for some states (none past the drawn length), as a lexeme walk stops where
+    # its lexeme may end
+    stop = np.asarray(data.draw(st.lists(st.booleans(), max_size=count)), np.bool_)
     table, row_of = compacted(automaton.table[:known], expanded, order)
     args = (table, row_of, *from_root(start), *trie_args(vocab.trie, stop))
     for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
