@@ -72,7 +72,9 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
     def lexeme_split(self, state: int) -> tuple[int, int] | None:
         """``(lexeme state, continuation state)`` when ``state`` is a lexeme followed by
         the continuation (a lexeme state's own successors are lexeme states or
-        ``exit_state``); None otherwise."""
+        ``exit_state``); None otherwise. A lexeme may also accept before its end (a
+        number: ``1`` may end or go on), and then the continuation starts with no byte
+        the lexeme can read next, so the next byte tells which of the two it is."""
         ...
 
     def lexeme_strings(self, lexeme_state: int, limit: int) -> list[bytes] | None:

@@ -8,7 +8,8 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
 
 * **Lexemes.** When a state is "lexeme ``L``, then ``K``", a token is read inside ``L``
   the same way whatever ``K`` is, so the walk goes over ``L``'s own states (the table
-  holds them too) and stops at the nodes where ``L`` ends (``exit_state``). A token that
+  holds them too) and stops at the nodes where ``L`` ends (``exit_state``), or may end
+  (a number, whose next byte tells whether it goes on: ``fsm.decompose``). A token that
   ends inside ``L`` in lexeme state ``L'`` leads to "``L'``, then ``K``" (``join``);
   one that ends exactly where ``L`` does leads to ``K``; below the exit nodes the walk
   goes on from ``K``. The walk of a lexeme state from the trie's root is kept, so a
