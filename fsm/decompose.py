@@ -36,6 +36,7 @@ from fsm.terms import (
     Repeat,
     Term,
     Thunk,
+    byte_mask,
     cat,
     first_bytes,
     lexeme,
@@ -45,7 +46,7 @@ from fsm.terms import (
 MAX_SEPARATORS = 4
 """Separator items looked at before a head (whitespace, a comma, a colon)."""
 
-_WHITESPACE = sum(1 << b for b in b" \t\n\r")
+_WHITESPACE = byte_mask(b" \t\n\r")
 r"""A single byte heads a lexeme only after optional whitespace (JSON's ``ws }``): in a
 regex, splitting ``(,[0-9]{3})*\.`` saves nothing."""
 
@@ -96,7 +97,7 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     memo = SplitMemo() if memo is None else memo
     if isinstance(items[0], Checked):
         rest = term.rest()
-        if memo.first(rest) & _mask(items[0].checker.alphabet):
+        if memo.first(rest) & byte_mask(items[0].checker.alphabet):
             return None
         return items[0], rest
     used, optional = 0, False
@@ -112,14 +113,6 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
         used |= alphabet
         optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
     return None
-
-
-def _mask(members: bytes) -> int:
-    """The 256-bit mask of the bytes in ``members``."""
-    mask = 0
-    for byte in members:
-        mask |= 1 << byte
-    return mask
 
 
 def branch_terms(

@@ -420,12 +420,17 @@ class Checked(Term):
 # --------------------------------------------------------------------------- builders
 
 
-def byte_set(members: bytes | Iterable[int]) -> Term:
-    """One byte from ``members``."""
+def byte_mask(members: bytes | Iterable[int]) -> int:
+    """The 256-bit mask of the bytes in ``members`` (as ``Bytes.mask`` holds them)."""
     mask = 0
     for b in members:
         mask |= 1 << b
-    return _bytes_from_mask(mask)
+    return mask
+
+
+def byte_set(members: bytes | Iterable[int]) -> Term:
+    """One byte from ``members``."""
+    return _bytes_from_mask(byte_mask(members))
 
 
 def _bytes_from_mask(mask: int) -> Term:
