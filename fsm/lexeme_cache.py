@@ -72,6 +72,7 @@ class LexemeWalkCache:
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_bytes = max_bytes
         self._walks: OrderedDict[Hashable, CachedWalk] = OrderedDict()
+        self._sizes: dict[Hashable, int] = {}  # each walk's ``nbytes``, read once
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -83,22 +84,24 @@ class LexemeWalkCache:
             return walk
 
     def put(self, key: Hashable, walk: CachedWalk) -> None:
-        if walk.nbytes > self.max_bytes:
+        size = walk.nbytes
+        if size > self.max_bytes:
             return
         with self._lock:
-            old = self._walks.pop(key, None)
-            if old is not None:
-                self._bytes -= old.nbytes
+            if self._walks.pop(key, None) is not None:
+                self._bytes -= self._sizes.pop(key)
             self._walks[key] = walk
-            self._bytes += walk.nbytes
+            self._sizes[key] = size
+            self._bytes += size
             while self._bytes > self.max_bytes:
-                _, evicted = self._walks.popitem(last=False)
-                self._bytes -= evicted.nbytes
+                evicted, _ = self._walks.popitem(last=False)
+                self._bytes -= self._sizes.pop(evicted)
 
     def clear(self) -> None:
         """Drop every walk (the next index walks its lexemes afresh)."""
         with self._lock:
             self._walks.clear()
+            self._sizes.clear()
             self._bytes = 0
 
     @property

@@ -507,7 +507,7 @@ class _FiniteStrings:
         letters of a key, appended at once)."""
         strings, run = [b""], bytearray()
         for item in items:
-            if isinstance(item, Bytes) and not item.mask & (item.mask - 1):
+            if isinstance(item, Bytes) and item.mask.bit_count() == 1:
                 run.append(item.mask.bit_length() - 1)
                 continue
             tails = self.of(item)
@@ -581,9 +581,10 @@ def _prepend(head: Term, rest: Cat) -> Term:
 
 def _fold_hash(items: list[Term] | tuple[Term, ...], tail: int) -> int:
     """``Cat``'s hash: ``tail`` (the last item's hash, or a suffix concatenation's)
-    folded with the hashes of ``items`` from the right."""
-    for item in reversed(items):
-        tail = hash((item._hash, tail))
+    folded with the hashes of ``items`` from the right (by index: ``reversed`` looks up
+    the sequence's ``__reversed__`` at every call)."""
+    for position in range(len(items) - 1, -1, -1):
+        tail = hash((items[position]._hash, tail))
     return tail
 
 
@@ -942,8 +943,10 @@ def representatives(term: Term) -> bytes:
 
 def class_bytes(term: Term) -> list[int]:
     """One byte per class of ``byte_partition(term)`` (its lowest), ascending: the bytes
-    whose derivatives stand for all 256."""
-    return sorted(set(representatives(term)))
+    whose derivatives stand for all 256: those that are their class's representative
+    (a compiled loop over 256 bytes costs less than a set of them, then a sort)."""
+    firsts = representatives(term)
+    return [byte for byte in range(256) if firsts[byte] == byte]
 
 
 def _derivative(term: Term, byte: int) -> Term:

@@ -71,5 +71,8 @@ def test_shared_lexeme_walks_are_bounded_and_reused():
         cache.put(key, entry(40))  # 320 bytes each
     assert cache.nbytes <= 1000 and len(cache) == 3
     assert cache.get(0) is None and cache.get(4) is not None
+    cache.put(4, entry(10))  # a key put again is counted once, at its new size
+    held_walks = [cache.get(key) for key in (2, 3, 4)]
+    assert cache.nbytes == sum(walk.nbytes for walk in held_walks if walk is not None) == 720
     cache.clear()
     assert len(cache) == 0 and cache.nbytes == 0
