@@ -71,37 +71,37 @@ class LexemeWalkCache:
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._walks: OrderedDict[Hashable, CachedWalk] = OrderedDict()
-        self._sizes: dict[Hashable, int] = {}  # each walk's ``nbytes``, read once
+        # each walk with its ``nbytes``, read once when it is put
+        self._walks: OrderedDict[Hashable, tuple[CachedWalk, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> CachedWalk | None:
         with self._lock:
-            walk = self._walks.get(key)
-            if walk is not None:
-                self._walks.move_to_end(key)
-            return walk
+            held = self._walks.get(key)
+            if held is None:
+                return None
+            self._walks.move_to_end(key)
+            return held[0]
 
     def put(self, key: Hashable, walk: CachedWalk) -> None:
         size = walk.nbytes
         if size > self.max_bytes:
             return
         with self._lock:
-            if self._walks.pop(key, None) is not None:
-                self._bytes -= self._sizes.pop(key)
-            self._walks[key] = walk
-            self._sizes[key] = size
+            old = self._walks.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._walks[key] = walk, size
             self._bytes += size
             while self._bytes > self.max_bytes:
-                evicted, _ = self._walks.popitem(last=False)
-                self._bytes -= self._sizes.pop(evicted)
+                _, (_, evicted_size) = self._walks.popitem(last=False)
+                self._bytes -= evicted_size
 
     def clear(self) -> None:
         """Drop every walk (the next index walks its lexemes afresh)."""
         with self._lock:
             self._walks.clear()
-            self._sizes.clear()
             self._bytes = 0
 
     @property
