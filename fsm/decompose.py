@@ -17,8 +17,8 @@ and goes on in ``rest`` below the nodes where it accepts.
 
 ``branch_terms(term)`` gives the branches of a union state, with concatenation
 distributed over a union (or a thunk whose body is one) at its head, or behind a
-nullable separator, when some branch splits. Both are exact rewrites: the language of
-the term is unchanged.
+nullable separator, or inside branches that are such unions in turn, when some branch
+splits. All are exact rewrites: the language of the term is unchanged.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ from fsm.terms import (
 
 MAX_SEPARATORS = 4
 """Separator items looked at before a head (whitespace, a comma, a colon)."""
+
+MAX_NESTING = 4
+"""Levels of unions inside a union's branches taken apart (``branch_terms``)."""
 
 _WHITESPACE = byte_mask(b" \t\n\r")
 r"""A single byte heads a lexeme only after optional whitespace (JSON's ``ws }``): in a
@@ -124,27 +127,52 @@ def branch_terms(
     A union's items; a concatenation whose head is a union (or a thunk whose body is
     one): ``cat(alt(a, b), k) == alt(cat(a, k), cat(b, k))``. When those branches do
     not split, and a lexeme is required, a union behind a nullable separator
-    (``_behind_separator``)."""
-    if isinstance(term, Alt):
-        found: tuple[Term, ...] | None = tuple(term.items)
-    elif isinstance(term, Cat):
-        head = _union_of(term.items[0])
-        found = None if head is None else tuple(cat(item, term.rest()) for item in head.items)
-    else:
-        head = _union_of(term)
-        found = None if head is None else tuple(head.items)
+    (``_behind_separator``), else the items with those that are such unions in turn
+    taken apart (``_lexeme_branches``)."""
+    found = _items(term)
     if not require_lexeme:
         return found
-    if found is not None and _some_split(found, memo):
+    return _lexeme_branches(term, found, memo, MAX_NESTING)
+
+
+def _items(term: Term) -> tuple[Term, ...] | None:
+    """The items of a union, a concatenation distributed over the union at its head."""
+    if isinstance(term, Alt):
+        return tuple(term.items)
+    if isinstance(term, Cat):
+        head = _union_of(term.items[0])
+        return None if head is None else tuple(cat(item, term.rest()) for item in head.items)
+    head = _union_of(term)
+    return None if head is None else tuple(head.items)
+
+
+def _lexeme_branches(
+    term: Term, found: tuple[Term, ...] | None, memo: SplitMemo | None, depth: int
+) -> tuple[Term, ...] | None:
+    """Branches of ``term`` (its items ``found``) of which some split, or None: the
+    items themselves, else the branches behind a nullable separator, else the items
+    with each one that is itself such a union replaced by its branches, up to
+    ``depth`` levels. The last is the state a token leads to when several
+    alternatives read it (``oneOf`` objects in an array after ``", "``: each one's
+    keys, then its rest), which otherwise is expanded whole, every key's derivatives
+    at once. A union of whitespace forms at the head is not distributed so: its
+    branches are walked plainly either way, and the object's members behind them cost
+    more as sub-walks below the whitespace than inside one plain walk (measured,
+    ``docs/design.md``)."""
+    if found is not None and any(split_lexeme(branch, memo) is not None for branch in found):
         return found
     behind = _behind_separator(term) if isinstance(term, Cat) else None
-    if behind is not None and _some_split(behind, memo):
+    if behind is not None and any(split_lexeme(branch, memo) is not None for branch in behind):
         return behind
-    return None
-
-
-def _some_split(branches: tuple[Term, ...], memo: SplitMemo | None) -> bool:
-    return any(split_lexeme(branch, memo) is not None for branch in branches)
+    if found is None or depth == 0 or (isinstance(term, Cat) and nullable(term.items[0])):
+        return None
+    flat: list[Term] = []
+    nested = False
+    for branch in found:
+        inner = _lexeme_branches(branch, _items(branch), memo, depth - 1)
+        nested = nested or inner is not None
+        flat.extend((branch,) if inner is None else inner)
+    return tuple(dict.fromkeys(flat)) if nested else None
 
 
 def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:

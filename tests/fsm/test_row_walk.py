@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
-from fsm.decompose import split_lexeme
+from fsm.decompose import branch_terms, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import encode_string, string_except, whitespace
 from fsm.json_schema.numbers import NumberChecker
@@ -30,6 +30,8 @@ from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import ROOT, RowWalker, _distinct_states, _in_ranges, distinct_with_inverse
 from fsm.terms import (
     EPS,
+    Alt,
+    Cat,
     Lexeme,
     alt,
     byte_set,
@@ -41,6 +43,7 @@ from fsm.terms import (
     matches,
     nullable,
     repeat,
+    thunk,
 )
 from fsm.trie_walk import pack_bitmask
 
@@ -103,6 +106,24 @@ SCHEMAS = {
         },
         "required": ["price", "xs"],
         "additionalProperties": False,
+    },
+    "objects of several shapes in an array": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+            "oneOf": [
+                {
+                    "properties": {"status": {"enum": ["changed"]}, "mode": {"type": "string"}},
+                    "required": ["status", "mode"],
+                },
+                {
+                    "properties": {"status": {"enum": ["error"]}, "error": {"type": "string"}},
+                    "required": ["status", "error"],
+                },
+            ],
+        },
     },
     "booleans, null and enums of them": {
         "type": "object",
@@ -177,6 +198,39 @@ def test_shared_walks_follow_a_real_instance(smol_tokenizer, smol_vocab):
         a, b = fast.next_state(a, token), plain.next_state(b, token)
         assert a >= 0 and b >= 0
     assert fast.is_final(a) and plain.is_final(b)
+
+
+def test_alternatives_met_in_one_state_are_walked_key_by_key(smol_tokenizer, smol_vocab):
+    """After ``", "`` inside an object of a ``oneOf`` in an array, the token leads to the
+    union of each alternative's state, "its keys, then its rest": a union whose items
+    are unions. It is taken apart down to the keys (each a lexeme) instead of expanded
+    whole, and the rows stay the plain walk's, through the whole instance."""
+    schema = SCHEMAS["objects of several shapes in an array"]
+    text = json.dumps(
+        [
+            {"name": "a", "status": "changed", "mode": "644"},
+            {"name": "b", "status": "error", "error": "x"},
+        ]
+    )
+    fast, plain = pair(JsonSchema(schema), smol_vocab)
+    parts = fast._parts
+    assert parts is not None
+    a, b = fast.initial_state, plain.initial_state
+    nested = 0
+    for token in smol_tokenizer.encode(text, add_special_tokens=False):
+        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+        term = parts.term(a)
+        if isinstance(term, Alt) and any(
+            isinstance(item, Cat) and isinstance(item.items[0], Alt) for item in term.items
+        ):
+            branches = parts.branches(a)
+            assert branches is not None, "a union of unions of keys walked whole"
+            assert all(parts.lexeme_split(branch) is not None for branch in branches)
+            nested += 1
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+        assert a >= 0 and b >= 0
+    assert fast.is_final(a) and plain.is_final(b)
+    assert nested > 0, "the instance never met a union of alternatives"
 
 
 def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab):
@@ -295,6 +349,24 @@ def test_shared_walks_equal_plain_walks_on_random_schemas(schema, seed):
 
 
 # --------------------------------------------------------------------- the term
+
+
+def test_unions_inside_a_union_are_taken_apart_to_the_lexemes():
+    """``(A x | B y) k | (C z | A z) m``, none of whose items splits, gives the
+    branches ``A x k``, ``B y k``, ``C z m``, ``A z m``: the same language, each a
+    lexeme then the rest. A union of whitespace forms at the head stays whole."""
+    a, b, c = (lexeme(literal(word)) for word in (b'"a"', b'"b"', b'"c"'))
+    x, y, z, k, m = (literal(byte) for byte in (b"x", b"y", b"z", b"k", b"m"))
+    term = alt(cat(alt(cat(a, x), cat(b, y)), k), cat(alt(cat(c, z), cat(a, z)), m))
+    branches = branch_terms(term)
+    assert branches is not None
+    assert set(branches) == {cat(a, x, k), cat(b, y, k), cat(c, z, m), cat(a, z, m)}
+    for text in (b'"a"xk', b'"b"yk', b'"c"zm', b'"a"zm', b'"a"yk', b'"c"zk', b'"b"zm'):
+        assert matches(term, text) == matches(alt(*branches), text)
+    body = thunk("members", lambda: alt(cat(a, x), cat(b, y)))  # an object's members
+    spaced = cat(alt(literal(b" "), literal(b"\n"), EPS), body, k)
+    assert branch_terms(spaced) is None
+    assert branch_terms(alt(spaced, cat(c, z))) is not None  # the item that splits, beside it
 
 
 def test_lexeme_derivatives_stay_lexemes_and_end_in_eps():
