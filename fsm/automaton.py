@@ -87,6 +87,11 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state after ``byte`` (``DEAD`` when none), without expanding ``state``."""
         ...
 
+    def after(self, lexeme_state: int, data: bytes) -> int:
+        """The state of a lexeme of one string after ``data``, a proper prefix of it
+        (so live, and not over): numbered now, its term built when first asked for."""
+        ...
+
     def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:
         """``(within, apart)`` when the lexeme reads as the lexeme state ``within`` but
         the byte strings ``apart``, and is in ``within``'s states once a text has left

@@ -50,7 +50,7 @@ class DerivativeAutomaton:
     def __init__(
         self, term: Term, *, max_states: int = DEFAULT_MAX_STATES, liveness_budget: int = 400
     ) -> None:
-        self._terms: list[Term | None] = []  # None: a pending union (``union``)
+        self._terms: list[Term | None] = []  # None: pending (``union``, ``after``)
         self._ids: dict[Term, int] = {}
         self._live: dict[Term, bool] = {EMPTY: False}
         self._accepted: dict[Term, bytes] = {}  # a string a term found live accepts
@@ -64,6 +64,8 @@ class DerivativeAutomaton:
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
+        self._prefixes: dict[tuple[int, bytes], int] = {}
+        self._pending_prefixes: dict[int, tuple[int, bytes]] = {}
         self._exit: int | None = None
         self._counted: dict[tuple[Term, Term, Term, int, int | None], int] = {}
         self._has_lexemes: bool | None = None
@@ -135,6 +137,20 @@ class DerivativeAutomaton:
         if leading is not None and representatives(term)[byte] == leading:
             self._known_live(target, rest)
         return self._intern(target) if self.is_live(target) else DEAD
+
+    def after(self, lexeme_state: int, data: bytes) -> int:
+        """The state of a lexeme of one string after ``data``, a proper prefix of it.
+
+        Numbered now and derived on first use, like a union: a key's row hands out a
+        state per prefix its tokens spell (``"de``, ``"desc``, ``"description``), and
+        the text takes one of them; deriving each was a fifth of a key row's time. A
+        state derived so may repeat one ``step`` numbered; both read the same."""
+        key = lexeme_state, data
+        state = self._prefixes.get(key)
+        if state is None:
+            state = self._prefixes[key] = self._number_state(None)
+            self._pending_prefixes[state] = key
+        return state
 
     def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:
         """The state of the lexeme's ``within`` and its ``apart`` strings (``Lexeme``)."""
@@ -240,24 +256,31 @@ class DerivativeAutomaton:
         return state
 
     def _term(self, state: int) -> Term:
-        """A state's term, building a pending union's on first use."""
+        """A state's term, building a pending union's or prefix's on first use."""
         term = self._terms[state]
         if term is not None:
             return term
         items = self._pending_unions.get(state)
-        if items is None:  # another thread built it meanwhile
-            return self._terms[state]  # type: ignore[return-value]
-        term = alt(
-            *(
-                self._term(item)
-                if isinstance(item, int)
-                else cat(self._term(item[0]), self._term(item[1]))
-                for item in items
+        prefix = self._pending_prefixes.get(state) if items is None else None
+        if items is not None:
+            term = alt(
+                *(
+                    self._term(item)
+                    if isinstance(item, int)
+                    else cat(self._term(item[0]), self._term(item[1]))
+                    for item in items
+                )
             )
-        )
+        elif prefix is not None:
+            term = self._term(prefix[0])
+            for byte in prefix[1]:
+                term = derivative(term, byte)
+        else:  # another thread built it meanwhile
+            return self._terms[state]  # type: ignore[return-value]
         self._ids.setdefault(term, state)
         self._terms[state] = term
         self._pending_unions.pop(state, None)
+        self._pending_prefixes.pop(state, None)
         return term
 
     def stated_completion(self, state: int) -> bytes | None:

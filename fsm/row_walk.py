@@ -17,7 +17,9 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
   the states inside strings are not expanded once per continuation.
 * **Few strings.** A lexeme with at most ``FEW_STRINGS`` strings (an object key,
   whitespace then a key, a small enum) is walked down the trie paths its strings spell,
-  one derivative per node, without expanding a state (``_finite_walk``).
+  one derivative per node, without expanding a state (``_finite_walk``); a lexeme of
+  one string (a key) numbers its states along the path and derives them when a token
+  takes one (``_literal_walk``).
 * **Within another.** A lexeme declared as another but a few strings (an object's
   "any other key": a JSON string but the keys, ``terms.Lexeme``) is walked down those
   strings' trie paths, a derivative per node; everywhere else it is in the other's
@@ -51,6 +53,7 @@ from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     counted_tokens,
+    cut_walk,
     follow_path,
     pack_bitmask,
     walk_trie,
@@ -64,6 +67,9 @@ FEW_STRINGS = 64
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
+_NO_MASK = np.zeros(0, np.int32)
+"""``cut_walk``'s mask when the walk keeps none (it is small)."""
+_NO_MASK.flags.writeable = False
 FEW_STATES = 64
 """Up to this many, distinct states are found through a set: numpy's calls would cost
 more than the work (``_distinct_states``, ``distinct_with_inverse``)."""
@@ -371,7 +377,27 @@ class RowWalker:
         whitespace then a key): only the trie nodes spelling their prefixes, each
         one's tokens ending in the lexeme state after that prefix (one ``step`` per
         node), with no state expanded and no kernel walk."""
+        if len(strings) == 1:
+            return self._literal_walk(lexeme, strings[0])
         found, _ = self._down_strings(lexeme, strings)
+        return found.walk()
+
+    def _literal_walk(self, lexeme: int, text: bytes) -> _LexemeWalk:
+        """The walk of a lexeme of one string (an object key): the tokens along its
+        trie path end in the lexeme after their bytes, states numbered without a
+        derivative (``after``), and where the path spells it whole, the lexeme is over.
+        No prefix of a lexeme's only string is accepted or dead, so the path alone
+        says where it ends."""
+        assert self.parts is not None
+        parts, trie, starts = self.parts, self.trie, self.trie.token_starts
+        found = _NodeTokens(trie)
+        nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8)).tolist()
+        for depth, node in enumerate(nodes, start=1):
+            if depth == len(text):
+                found.add(node, parts.exit_state)
+                found.exit(node)
+            elif starts[node + 1] > starts[node]:  # tokens end here
+                found.add(node, parts.after(lexeme, text[:depth]))
         return found.walk()
 
     def _within_walk(self, lexeme: int, within: int, apart: frozenset[bytes]) -> _LexemeWalk:
@@ -563,65 +589,31 @@ def _without(
     with the exits neither at nor below them.
 
     A node's own tokens are one slice of ``base``, and its subtree's another (a
-    subtree is a run of preorder positions), so what is kept is a few slices. The mask
-    is ``base``'s with the tokens left out cleared and ``own``'s set, not a pass over
-    every token kept."""
+    subtree is a run of preorder positions), so what is kept is a few slices, copied
+    by one kernel call (``trie_walk.cut_walk``). The mask is ``base``'s with the tokens
+    left out cleared and ``own``'s set, not a pass over every token kept."""
     assert base.nodes is not None
     at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
-    starts = np.concatenate([at, below])
-    stops = np.concatenate([at + 1, trie.ends[below]])  # a node's own tokens: [n, n + 1)
-    cuts = sorted(
-        zip(
-            np.searchsorted(base.nodes, starts).tolist(),
-            np.searchsorted(base.nodes, stops).tolist(),
-            strict=True,
-        )
-    )
-    kept, left_out, position = [], [], 0
-    for first, last in cuts:  # merged: a dead node's subtree holds path nodes below it
-        if first > position:
-            kept.append((position, first))
-        if last > max(first, position):
-            left_out.append((max(first, position), last))
-        position = max(position, last)
-    kept.append((position, len(base.tokens)))
-    tokens = np.concatenate([*(base.tokens[a:b] for a, b in kept), own.tokens])
-    inverse = np.concatenate(
-        [*(base.inverse[a:b] for a, b in kept), own.inverse + np.int32(len(base.ends))]
-    )
-    exits = base.exits
-    if len(exits):
-        exits = exits[~_in_ranges(exits, starts.tolist(), stops.tolist())]
     mask = base.packed(words)
-    if mask is not None:
-        gone = np.concatenate([_NONE, *(base.tokens[a:b] for a, b in left_out)])
-        mask = (mask & ~pack_bitmask(gone, words)) | pack_bitmask(own.tokens, words)
+    tokens, inverse, exits, cut_mask = cut_walk(
+        base.tokens,
+        base.inverse,
+        base.nodes,
+        base.exits,
+        _NO_MASK if mask is None else mask,
+        np.concatenate([at, below]),
+        np.concatenate([at + 1, trie.ends[below]]),  # a node's own tokens: [n, n + 1)
+        own.tokens,
+        own.inverse,
+        len(base.ends),
+    )
     return _LexemeWalk(
         tokens,
         inverse,
         np.concatenate([base.ends, own.ends]).astype(np.int32),
         np.concatenate([exits, own.exits]).astype(np.int32),
-        mask,
+        None if mask is None else cut_mask,
     )
-
-
-def _in_ranges(values: np.ndarray, starts: list[int], stops: list[int]) -> np.ndarray:
-    """Whether each of ``values`` lies in one of the ranges ``[starts[i], stops[i])``
-    (trie nodes at or below some nodes): the ranges merged, then one binary search
-    per value, whatever the number of ranges."""
-    merged_starts: list[int] = []
-    merged_stops: list[int] = []
-    for start, stop in sorted(zip(starts, stops, strict=True)):
-        if merged_stops and start <= merged_stops[-1]:
-            merged_stops[-1] = max(merged_stops[-1], stop)
-        else:
-            merged_starts.append(start)
-            merged_stops.append(stop)
-    if not merged_starts:
-        return np.zeros(len(values), np.bool_)
-    where = np.searchsorted(np.asarray(merged_starts), values, side="right") - 1
-    inside: np.ndarray = (where >= 0) & (values < np.asarray(merged_stops)[where])
-    return inside
 
 
 def _filled(count: int, value: int) -> np.ndarray:

@@ -447,6 +447,110 @@ def group_by_token_py(tokens, ends, vocab_size):
 
 
 @njit(cache=True, nogil=True)
+def cut_walk(tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse, shift):
+    """A lexeme walk in trie order (``nodes[i]`` the trie node of ``tokens[i]``,
+    ascending) without the tokens whose nodes lie in one of the ranges
+    ``[starts[k], stops[k])``, then ``own_tokens``: ``(tokens, inverse, exits, mask)``.
+    The inverses of the own tokens are shifted by ``shift`` (their ends come after the
+    walk's); exits in a range are dropped; ``mask`` (the walk's packed tokens, or empty
+    when it has none) loses the tokens cut and gains the own ones. Ranges may overlap
+    or nest (a node's subtree holds nodes on a path below it): merged first, they are
+    a few runs of positions, so the rest is copied in slices, in one call where the
+    numpy steps took thirty (``fsm.row_walk._without``)."""
+    merged_starts, merged_stops = _merged_ranges(starts, stops)
+    count = merged_starts.shape[0]
+    first = np.searchsorted(nodes, merged_starts)
+    last = np.searchsorted(nodes, merged_stops)
+    cut = 0
+    for k in range(count):
+        cut += last[k] - first[k]
+    kept = tokens.shape[0] - cut
+    out_tokens = np.empty(kept + own_tokens.shape[0], np.int32)
+    out_inverse = np.empty(kept + own_tokens.shape[0], np.int32)
+    out_mask = mask.copy()
+    bits = out_mask.view(np.uint32)
+    position, written = 0, 0
+    for k in range(count + 1):
+        stop = first[k] if k < count else tokens.shape[0]
+        for i in range(position, stop):
+            out_tokens[written] = tokens[i]
+            out_inverse[written] = inverse[i]
+            written += 1
+        if k < count:
+            if bits.shape[0] > 0:
+                for i in range(first[k], last[k]):
+                    token = tokens[i]
+                    bits[token >> 5] &= ~(np.uint32(1) << np.uint32(token & 31))
+            position = last[k]
+    for i in range(own_tokens.shape[0]):
+        token = own_tokens[i]
+        out_tokens[written] = token
+        out_inverse[written] = own_inverse[i] + shift
+        written += 1
+        if bits.shape[0] > 0:
+            bits[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
+    return out_tokens, out_inverse, _outside(exits, merged_starts, merged_stops), out_mask
+
+
+@njit(cache=True, nogil=True)
+def _merged_ranges(starts, stops):
+    """The union of the ranges ``[starts[k], stops[k])`` as disjoint ranges, ascending."""
+    order = np.argsort(starts)
+    merged_starts = np.empty(starts.shape[0], np.int64)
+    merged_stops = np.empty(starts.shape[0], np.int64)
+    count = 0
+    for k in range(order.shape[0]):
+        start, stop = starts[order[k]], stops[order[k]]
+        if count > 0 and start <= merged_stops[count - 1]:
+            merged_stops[count - 1] = max(merged_stops[count - 1], stop)
+        else:
+            merged_starts[count] = start
+            merged_stops[count] = stop
+            count += 1
+    return merged_starts[:count], merged_stops[:count]
+
+
+@njit(cache=True, nogil=True)
+def _outside(values, starts, stops):
+    """``values`` in none of the disjoint ascending ranges ``[starts[k], stops[k])``."""
+    out = np.empty(values.shape[0], np.int32)
+    left = 0
+    for i in range(values.shape[0]):
+        k = np.searchsorted(starts, values[i], side="right") - 1
+        if k < 0 or values[i] >= stops[k]:
+            out[left] = values[i]
+            left += 1
+    return out[:left]
+
+
+def cut_walk_py(tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse, shift):
+    """Plain-Python twin of ``cut_walk``."""
+    out = [
+        position
+        for position, node in enumerate(nodes.tolist())
+        if not any(start <= node < stop for start, stop in zip(starts.tolist(), stops.tolist()))
+    ]
+    gone = sorted(set(range(len(tokens))) - set(out))
+    out_mask = mask.view(np.uint32).copy()
+    if len(out_mask):
+        for token in tokens[gone].tolist():
+            out_mask[token // 32] &= ~np.uint32(1 << (token % 32))
+        for token in own_tokens.tolist():
+            out_mask[token // 32] |= np.uint32(1 << (token % 32))
+    out_exits = [
+        exit
+        for exit in exits.tolist()
+        if not any(start <= exit < stop for start, stop in zip(starts.tolist(), stops.tolist()))
+    ]
+    return (
+        np.concatenate([tokens[out], own_tokens]).astype(np.int32),
+        np.concatenate([inverse[out], own_inverse + shift]).astype(np.int32),
+        np.asarray(out_exits, np.int32),
+        out_mask.view(np.int32),
+    )
+
+
+@njit(cache=True, nogil=True)
 def follow_path(labels, ends, data):
     """The trie nodes of ``data``'s prefixes, shortest first, as far as the trie holds
     them (``nodes[i]`` spells ``data[: i + 1]``): a literal lexeme's walk visits only

@@ -27,7 +27,7 @@ from fsm.json_schema.json_text import encode_string, string_except, whitespace
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
-from fsm.row_walk import ROOT, RowWalker, _distinct_states, _in_ranges, distinct_with_inverse
+from fsm.row_walk import ROOT, RowWalker, _distinct_states, distinct_with_inverse
 from fsm.terms import (
     EPS,
     Alt,
@@ -253,6 +253,29 @@ def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab)
     assert every.min() >= 0
     assert int(every[allowed.tolist().index(token)]) == taken
     assert index.next_state(state, token) == taken
+
+
+def test_a_key_s_walk_numbers_its_prefix_states_and_derives_them_when_asked(smol_vocab):
+    """A lexeme of one string (an object key) is walked down its trie path with a state
+    per prefix that ends tokens, numbered but not derived (``after``); asked for, each
+    state's term is the lexeme's derivative by its prefix, and the walk is the one
+    stepping each node gives."""
+    key = lexeme(literal(b'description"'))  # after the opening quote
+    automaton = DerivativeAutomaton(cat(key, literal(b":")))
+    table = ByteTable(automaton, 10_000)
+    walker = RowWalker(table, smol_vocab.trie, smol_vocab.size, automaton)
+    state = automaton.lexeme_state(key)
+    before = automaton.num_states
+    walked = walker._literal_walk(state, b'description"')
+    pending = [end for end in walked.ends.tolist() if end != automaton.exit_state]
+    assert len(pending) >= 2 and all(end >= before for end in pending)
+    assert all(end in automaton._pending_prefixes for end in pending), "derived eagerly"
+    stepped, _ = walker._down_strings(state, [b'description"'])
+    expected = stepped.walk()
+    np.testing.assert_array_equal(walked.tokens, expected.tokens)
+    np.testing.assert_array_equal(walked.exits, expected.exits)
+    terms = [automaton.term(end) for end in walked.ends.tolist()]
+    assert terms == [automaton.term(end) for end in expected.ends.tolist()]
 
 
 def test_branches_meeting_in_one_lexeme_state_lead_to_its_join():
@@ -635,21 +658,6 @@ def test_a_union_behind_optional_whitespace_is_walked_branch_by_branch(name, tex
     branches = automaton.branches(state)
     assert branches is not None and len(branches) == 2
     assert any(automaton.lexeme_split(branch) is not None for branch in branches)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.integers(0, 200), max_size=100),
-    st.lists(st.tuples(st.integers(0, 200), st.integers(1, 40)), max_size=12),
-)
-def test_values_in_ranges_match_the_definition(values, ranges):
-    """``_in_ranges`` (merged ranges, a binary search per value) says, for each value,
-    whether some range holds it, nested and overlapping ranges included."""
-    starts = [start for start, _ in ranges]
-    stops = [start + length for start, length in ranges]
-    found = _in_ranges(np.asarray(values, np.int32), starts, stops)
-    expected = [any(a <= v < b for a, b in zip(starts, stops)) for v in values]
-    assert found.tolist() == expected
 
 
 @settings(max_examples=200, deadline=None)

@@ -24,6 +24,8 @@ from fsm.trie_walk import (
     SCAN_CHUNK,
     counted_tokens,
     counted_tokens_py,
+    cut_walk,
+    cut_walk_py,
     follow_path,
     follow_path_py,
     group_by_token,
@@ -320,6 +322,43 @@ def test_pack_and_row_kernels_match_twins(size, data):
         read_row(filled[0], len(tokens)), read_row_py(filled[0], len(tokens)), strict=True
     ):
         np.testing.assert_array_equal(fast, slow)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 400), st.data())
+def test_cut_walk_matches_its_twin(size, data):
+    """Cutting ranges of trie nodes out of a walk in trie order (nested and overlapping
+    ranges, exits inside and outside them, with and without a mask) and appending own
+    tokens, against the twin; the mask stays the packed tokens kept."""
+    tokens = np.asarray(
+        data.draw(st.lists(st.integers(0, size - 1), unique=True, max_size=size)), np.int32
+    )
+    nodes = np.sort(
+        np.asarray(
+            data.draw(st.lists(st.integers(0, 500), min_size=len(tokens), max_size=len(tokens))),
+            np.int32,
+        )
+    )
+    inverse = np.asarray(
+        data.draw(st.lists(st.integers(0, 5), min_size=len(tokens), max_size=len(tokens))), np.int32
+    )
+    exits = np.asarray(data.draw(st.lists(st.integers(0, 500), max_size=20)), np.int32)
+    ranges = data.draw(st.lists(st.tuples(st.integers(0, 500), st.integers(1, 60)), max_size=8))
+    starts = np.asarray([start for start, _ in ranges], np.int32)
+    stops = np.asarray([start + length for start, length in ranges], np.int32)
+    cut = [t for t, n in zip(tokens.tolist(), nodes.tolist()) if any(a <= n < b for a, b in ranges)]
+    own_tokens = np.asarray(
+        data.draw(st.lists(st.sampled_from(cut), unique=True)) if cut else [], np.int32
+    )
+    own_inverse = np.zeros(len(own_tokens), np.int32)
+    words = (size + 31) // 32
+    for mask in (pack_bitmask(tokens, words), np.zeros(0, np.int32)):
+        args = (tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse, 6)
+        fast = cut_walk(*args)
+        for got, expected in zip(fast, cut_walk_py(*args), strict=True):
+            np.testing.assert_array_equal(got, expected)
+        if len(mask):
+            np.testing.assert_array_equal(fast[3], pack_bitmask(fast[0], words))
 
 
 def test_bitmask_bit_order():
