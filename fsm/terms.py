@@ -461,7 +461,29 @@ def finite_strings(term: Term, limit: int, budget: int = 128) -> list[bytes] | N
     checked leaf, an unbounded repetition), or when telling would visit more than
     ``budget`` sub-terms: a root walk asks it of every new lexeme, so a large one (a
     date format, an open object's other keys) must cost little to turn down."""
+    if _plainly_unlisted(term, _UNLISTED_DEPTH):
+        return None
     return _FiniteStrings(limit, budget).of(term)
+
+
+_UNLISTED_DEPTH = 6
+"""Levels ``_plainly_unlisted`` looks down: whitespace then a JSON string is a lexeme
+of a concatenation holding the string's lexeme of a concatenation holding a repetition
+(a pure twenty-fold cut on that lexeme)."""
+
+
+def _plainly_unlisted(term: Term, depth: int) -> bool:
+    """Whether ``term`` holds, down concatenations and lexemes ``depth`` levels deep,
+    an item ``finite_strings`` turns down (an unbounded repetition, a thunk, a check,
+    an intersection, a complement): looked at first, so that whitespace then a string
+    is turned down before the whitespace's strings are listed."""
+    if isinstance(term, Lexeme):
+        return depth > 0 and _plainly_unlisted(term.item, depth - 1)
+    if isinstance(term, Cat):
+        return depth > 0 and any(_plainly_unlisted(item, depth - 1) for item in term.items)
+    if isinstance(term, Repeat):
+        return term.hi is None
+    return isinstance(term, Thunk | Checked | And | Not)
 
 
 class _FiniteStrings:

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.json_schema.json_text import ANY_STRING as JSON_STRING
-from fsm.json_schema.json_text import INTEGRAL_NUMBER, string_except, string_literal, string_of
+from fsm.json_schema.json_text import (
+    INTEGRAL_NUMBER,
+    string_except,
+    string_literal,
+    string_of,
+    whitespace,
+)
 from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,
@@ -278,6 +284,20 @@ def test_finite_strings_are_the_whole_language(pattern, limit):
     else:
         assert strings is not None and len(strings) == len(set(strings))
         assert {s.decode() for s in strings} == language
+
+
+def test_finite_strings_look_down_lexemes_before_listing():
+    """Whitespace then a key is listed (eleven layouts); whitespace then any string is
+    turned down, as is anything holding an unbounded repetition deep in concatenations
+    and lexemes, while a bounded one is still listed."""
+    spaced_key = lexeme(cat(whitespace(8), literal(b'"k"')))
+    strings = finite_strings(spaced_key, 64)
+    assert strings is not None and len(strings) == 11 and b'\n  "k"' in strings
+    assert finite_strings(lexeme(cat(whitespace(8), JSON_STRING)), 64) is None
+    deep = lexeme(cat(literal(b"x"), lexeme(cat(literal(b"y"), star(literal(b"z"))))))
+    assert finite_strings(deep, 64) is None
+    bounded = lexeme(cat(literal(b"x"), lexeme(cat(literal(b"y"), repeat(literal(b"z"), 0, 2)))))
+    assert finite_strings(bounded, 64) == [b"xy", b"xyz", b"xyzz"]
 
 
 def test_a_lexeme_within_another_but_some_strings_derives_as_the_other_off_them():
