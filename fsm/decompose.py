@@ -159,10 +159,10 @@ def _lexeme_branches(
     branches are walked plainly either way, and the object's members behind them cost
     more as sub-walks below the whitespace than inside one plain walk (measured,
     ``docs/design.md``)."""
-    if found is not None and any(split_lexeme(branch, memo) is not None for branch in found):
+    if found is not None and _some_split(found, memo):
         return found
     behind = _behind_separator(term) if isinstance(term, Cat) else None
-    if behind is not None and any(split_lexeme(branch, memo) is not None for branch in behind):
+    if behind is not None and _some_split(behind, memo):
         return behind
     if found is None or depth == 0 or (isinstance(term, Cat) and nullable(term.items[0])):
         return None
@@ -173,6 +173,10 @@ def _lexeme_branches(
         nested = nested or inner is not None
         flat.extend((branch,) if inner is None else inner)
     return tuple(dict.fromkeys(flat)) if nested else None
+
+
+def _some_split(branches: tuple[Term, ...], memo: SplitMemo | None) -> bool:
+    return any(split_lexeme(branch, memo) is not None for branch in branches)
 
 
 def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:

@@ -67,9 +67,6 @@ FEW_STRINGS = 64
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
 _NONE = np.zeros(0, np.int32)
-_NO_MASK = np.zeros(0, np.int32)
-"""``cut_walk``'s mask when the walk keeps none (it is small)."""
-_NO_MASK.flags.writeable = False
 FEW_STATES = 64
 """Up to this many, distinct states are found through a set: numpy's calls would cost
 more than the work (``_distinct_states``, ``distinct_with_inverse``)."""
@@ -389,14 +386,14 @@ class RowWalker:
         No prefix of a lexeme's only string is accepted or dead, so the path alone
         says where it ends."""
         assert self.parts is not None
-        parts, trie, starts = self.parts, self.trie, self.trie.token_starts
+        parts, trie = self.parts, self.trie
         found = _NodeTokens(trie)
         nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8)).tolist()
         for depth, node in enumerate(nodes, start=1):
             if depth == len(text):
                 found.add(node, parts.exit_state)
                 found.exit(node)
-            elif starts[node + 1] > starts[node]:  # tokens end here
+            elif found.ends_tokens(node):
                 found.add(node, parts.after(lexeme, text[:depth]))
         return found.walk()
 
@@ -549,12 +546,16 @@ class _NodeTokens:
         self.ends: list[int] = []
         self.exits: list[int] = []
 
+    def ends_tokens(self, node: int) -> bool:
+        """Whether some token ends at ``node``."""
+        starts = self.trie.token_starts
+        return bool(starts[node + 1] > starts[node])
+
     def add(self, node: int, state: int) -> None:
         """The tokens ending at ``node`` end in ``state``."""
-        starts = self.trie.token_starts
-        start, stop = int(starts[node]), int(starts[node + 1])
-        if stop > start:
-            self.slices.append((start, stop))
+        if self.ends_tokens(node):
+            starts = self.trie.token_starts
+            self.slices.append((int(starts[node]), int(starts[node + 1])))
             self.ends.append(state)
 
     def exit(self, node: int) -> None:
@@ -600,7 +601,7 @@ def _without(
         base.inverse,
         base.nodes,
         base.exits,
-        _NO_MASK if mask is None else mask,
+        _NONE if mask is None else mask,  # a small walk keeps no mask
         np.concatenate([at, below]),
         np.concatenate([at + 1, trie.ends[below]]),  # a node's own tokens: [n, n + 1)
         own.tokens,
