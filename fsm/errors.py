@@ -50,7 +50,7 @@ class UnsupportedRegex(FsmError, ValueError):
         >>> ss.regex(r"(a)\\1")
         Traceback (most recent call last):
         ...
-        fsm.errors.UnsupportedRegex: '(a)\\\\1': Group references are not implemented
+        fsm.errors.UnsupportedRegex: '(a)\\\\1': backreferences are not supported
     """
 
 

@@ -36,6 +36,7 @@ COMPILED = (
     "satisfiable",
     "lexeme_cache",
     "regex",
+    "regex_syntax",
     "unicode",
     "completion",
     "prefixed",

@@ -1,4 +1,4 @@
-"""Regular expressions (Python/ECMA syntax, parsed by interegular) to byte-level terms.
+"""Regular expressions (Python/ECMA syntax, ``fsm.regex_syntax``) to byte-level terms.
 
 ``regex_term`` gives full-match semantics for ``fsm.Regex``. ``search_term`` gives the
 JSON-schema ``pattern`` semantics: the pattern may match anywhere unless anchored with
@@ -7,17 +7,23 @@ JSON-schema ``pattern`` semantics: the pattern may match anywhere unless anchore
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
-import interegular
-from interegular import patterns as ip
-
-from fsm.errors import InvalidSpec, UnsupportedRegex
+from fsm.regex_syntax import (
+    ASCII_ONLY,
+    DOTALL,
+    IGNORECASE,
+    AnyChar,
+    CharClass,
+    Flagged,
+    RegexNode,
+    Repetition,
+    Sequence,
+    parse_regex,
+)
 from fsm.terms import Term, alt, cat, repeat, star
 from fsm.unicode import (
     Ranges,
-    chars_to_ranges,
     complement_ranges,
     json_string_term,
     normalize_ranges,
@@ -31,61 +37,10 @@ utf8_encoding: CharEncoder = utf8_term
 json_string_encoding: CharEncoder = json_string_term
 
 
-UNICODE_SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-"""What ECMAScript's ``\\s`` (the dialect of JSON-schema patterns) matches beyond ASCII
-whitespace. Python's ``\\s`` differs slightly (it adds U+001C-U+001F and U+0085 and
-omits U+FEFF); we follow ECMAScript for both."""
-
-
-def _unicode_spaces(pattern: str) -> str:
-    """Give ``\\s``/``\\S`` their Unicode meaning (interegular only knows ASCII spaces)."""
-    out, in_class, i = [], False, 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
-            escape = pattern[i : i + 2]
-            if escape == "\\s":
-                out.append("\\s" + UNICODE_SPACES if in_class else "[\\s" + UNICODE_SPACES + "]")
-            elif escape == "\\S" and not in_class:
-                out.append("[^\\s" + UNICODE_SPACES + "]")
-            else:
-                out.append(escape)
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]" or pattern[i - 1] == "["
-        elif char == "[":
-            in_class = True
-            if pattern[i + 1 : i + 2] == "^":
-                out.append("[^")
-                i += 2
-                continue
-        out.append(char)
-        i += 1
-    return "".join(out)
-
-
-def _syntax_error(pattern: str, error: Exception) -> str:
-    """The clearest description of why ``pattern`` does not parse: Python's own
-    message when ``re`` rejects it too, else interegular's (or its error type)."""
-    try:
-        re.compile(pattern)
-    except re.error as python_error:
-        return str(python_error)
-    return str(error) or type(error).__name__
-
-
 def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
     """The byte strings whose decoding fully matches ``pattern``."""
-    try:
-        parsed = interegular.parse_pattern(_unicode_spaces(pattern))
-    except ip.Unsupported as error:
-        raise UnsupportedRegex(f"{pattern!r}: {error}") from None
-    except Exception as error:  # interegular raises several syntax error types
-        raise InvalidSpec(
-            f"{pattern!r} is not a valid regex: {_syntax_error(pattern, error)}"
-        ) from None
-    return _convert(parsed, encode_char, ip.REFlags(0))
+    parsed = parse_regex(pattern)
+    return _convert(parsed.root, encode_char, parsed.flags)
 
 
 def search_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
@@ -164,28 +119,41 @@ def _unwrap_group(pattern: str) -> str:
     return pattern[inner:-1] if closing == len(pattern) - 1 else pattern
 
 
-def _convert(node: object, encode: CharEncoder, flags: ip.REFlags) -> Term:
-    if isinstance(node, ip.Pattern):
-        inner = (flags | node.added_flags) & ~node.removed_flags
-        if inner & ip.REFlags.MULTILINE:
-            raise UnsupportedRegex("the multiline flag (?m) is not supported")
-        return alt(*(_convert(option, encode, inner) for option in node.options))
-    if isinstance(node, ip._Concatenation):
-        return cat(*(_convert(part, encode, flags) for part in node.parts))
-    if isinstance(node, ip._Repeated):
-        return repeat(_convert(node.base, encode, flags), node.min, node.max)
-    if isinstance(node, ip._CharGroup):
-        chars = node.chars
-        if flags & ip.REFlags.CASE_INSENSITIVE:
-            chars = frozenset(
-                c for ch in chars for c in {ch, ch.lower(), ch.upper()} if len(c) == 1
-            )
-        ranges = chars_to_ranges(chars)
-        return encode(complement_ranges(ranges) if node.negated else ranges)
-    if type(node).__name__ == "__DotCls":
-        if flags & ip.REFlags.SINGLE_LINE:
-            return encode(complement_ranges([]))
-        return encode(complement_ranges(normalize_ranges([(10, 10)])))
-    if isinstance(node, ip._NonCapturing):
-        raise UnsupportedRegex("lookahead and lookbehind assertions are not supported")
-    raise UnsupportedRegex(f"unsupported regex construct {type(node).__name__}")
+def _convert(node: RegexNode, encode: CharEncoder, flags: int) -> Term:
+    if isinstance(node, CharClass):
+        return encode(_class_ranges(node, flags))
+    if isinstance(node, Sequence):
+        return cat(*(_convert(item, encode, flags) for item in node.items))
+    if isinstance(node, Repetition):
+        return repeat(_convert(node.item, encode, flags), node.low, node.high)
+    if isinstance(node, AnyChar):
+        newline = [] if flags & DOTALL else [(10, 10)]
+        return encode(complement_ranges(newline))
+    if isinstance(node, Flagged):
+        return _convert(node.item, encode, (flags | node.added) & ~node.removed)
+    return alt(*(_convert(option, encode, flags) for option in node.options))
+
+
+def _class_ranges(node: CharClass, flags: int) -> Ranges:
+    """The code points of a class: its listed ones (with their other cases under
+    ``IGNORECASE``) and its class escapes, complemented when negated."""
+    listed = list(node.listed)
+    if flags & IGNORECASE:
+        listed.extend(_other_cases(node.listed, ascii_only=bool(flags & ASCII_ONLY)))
+    for escaped in node.fixed:
+        listed.extend(escaped)
+    ranges = normalize_ranges(listed)
+    return complement_ranges(ranges) if node.negated else ranges
+
+
+def _other_cases(ranges: tuple[tuple[int, int], ...], ascii_only: bool) -> Ranges:
+    """The lower and upper case forms (of one character) of the code points in ``ranges``."""
+    out: Ranges = []
+    for low, high in ranges:
+        top = min(high, 0x7F) if ascii_only else high
+        for code_point in range(low, top + 1):
+            char = chr(code_point)
+            for other in (char.lower(), char.upper()):
+                if len(other) == 1 and other != char and (not ascii_only or other.isascii()):
+                    out.append((ord(other), ord(other)))
+    return out

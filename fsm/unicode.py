@@ -68,6 +68,8 @@ def subtract_ranges(ranges: Ranges, removed: Ranges) -> Ranges:
 
 def utf8_term(ranges: Ranges) -> Term:
     """The UTF-8 encodings of the code points in ``ranges`` (normalised)."""
+    if ranges and ranges[-1][1] < 0x80:  # ASCII: one byte each
+        return alt(*(byte_range(lo, hi) for lo, hi in ranges))
     parts = []
     for lo, hi in ranges:
         for blo, bhi in _LENGTH_BOUNDS:

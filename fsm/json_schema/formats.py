@@ -2,7 +2,7 @@
 
 The data this library is checked against treats ``format`` as an assertion, so the
 formats below are enforced; unknown formats are annotations and are ignored. Every
-pattern is written for interegular (no anchors, no lookaround).
+pattern is written for ``fsm.regex_syntax`` (no anchors, no lookaround).
 """
 
 from __future__ import annotations
