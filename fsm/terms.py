@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Iterable
+from functools import lru_cache
 from itertools import product
 from typing import Protocol
 
@@ -1054,9 +1055,15 @@ _TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
 _TRIVIAL.flags.writeable = False
 
 
+@lru_cache(maxsize=1024)
 def _mask_partition(mask: int) -> np.ndarray:
+    """The two classes of a byte set (read-only). Memoised: a fresh compile builds its
+    ``Bytes`` anew, but their sets (digits, hex digits, a quote) recur, and three numpy
+    calls cost more than the rest of a small class's partition."""
     bits = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
-    return np.unpackbits(bits, bitorder="little").astype(np.uint16)
+    labels = np.unpackbits(bits, bitorder="little").astype(np.uint16)
+    labels.flags.writeable = False
+    return labels
 
 
 def _apart_partition(apart: frozenset[bytes]) -> np.ndarray:
