@@ -3,6 +3,9 @@ API on small hand-made automata, laziness, caps, and real rows on SmolLM2's voca
 
 from __future__ import annotations
 
+from functools import cache
+from itertools import product
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -21,6 +24,7 @@ from fsm.row_walk import NO_STOPS
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     ABSENT,
+    FIRST_CAPACITY,
     SCAN_CHUNK,
     counted_tokens,
     counted_tokens_py,
@@ -184,6 +188,31 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
     args = (table, row_of, nodes, states, *trie_args(vocab.trie, stop))
     for fast, slow in zip(walk_trie(*args), walk_trie_py(*args), strict=True):
         np.testing.assert_array_equal(fast, slow)
+
+
+@cache
+def every_short_string() -> Vocabulary:
+    """Every string over ``ALPHABET`` of 1 to 8 bytes: 9,840 tokens."""
+    tokens = [bytes(p) for n in range(1, 9) for p in product(ALPHABET, repeat=n)]
+    return Vocabulary.from_raw([*tokens, None], eos_ids=[len(tokens)])
+
+
+@pytest.mark.parametrize("expanded_below", [9, 7])
+def test_walk_trie_outputs_grow_past_their_first_capacity(expanded_below):
+    """A walk that reads all 9,840 tokens, and one that stops at the 2,187 nodes of
+    depth 7 (their state not expanded): more than the outputs first hold
+    (``FIRST_CAPACITY``), so they grow, and they still match the twin."""
+    vocab = every_short_string()
+    depth = np.full((9, 256), DEAD, np.int32)  # state k: k bytes read (8 or more: 8)
+    for state in range(9):
+        depth[state, list(ALPHABET)] = min(state + 1, 8)
+    table, row_of = compacted(depth, np.arange(9) < expanded_below, list(range(9)))
+    args = (table, row_of, *from_root(0), *trie_args(vocab.trie))
+    fast, slow = walk_trie(*args), walk_trie_py(*args)
+    for kernel, twin in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(kernel, twin)
+    grown = len(fast[0]) if expanded_below == 9 else len(fast[2])
+    assert grown > 2 * FIRST_CAPACITY
 
 
 @settings(max_examples=200, deadline=None)
