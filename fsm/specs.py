@@ -27,7 +27,9 @@ def _fingerprint(kind: str, payload: object) -> str:
 
 @dataclass(frozen=True)
 class Regex:
-    """Text that fully matches ``pattern`` (Python/ECMA syntax, no anchors or lookaround).
+    """Text that fully matches ``pattern``: Python's ``re`` syntax where it agrees with
+    ECMAScript's (``\\d`` and ``\\w`` ASCII), without anchors, lookaround or
+    backreferences; ``fsm.regex_syntax`` lists what is read and what is refused.
 
     Args:
         pattern: the regular expression; ``ss.regex(pattern)`` wraps it in a generator.
