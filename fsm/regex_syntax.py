@@ -30,6 +30,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from fsm.errors import InvalidSpec, UnsupportedRegex
+from fsm.unicode import complement_ranges
 
 Ranges = list[tuple[int, int]]
 
@@ -370,13 +371,11 @@ class _Parser:
         self.at += 1
         if char != "\\":
             return ord(char)
-        if self.at >= len(self.pattern):
-            raise self._invalid("bad escape (end of pattern)")
-        letter = self.pattern[self.at]
-        if letter in _CLASS_ESCAPES:
-            self.at += 1
-            ranges, complemented = _CLASS_ESCAPES[letter]
-            return tuple(_complement(ranges)) if complemented else ranges
+        letter = self._escape_letter()
+        escaped = self._class_escape(letter)
+        if escaped is not None:
+            ranges, complemented = escaped
+            return tuple(complement_ranges(list(ranges))) if complemented else ranges
         if letter == "b":
             self.at += 1
             return 8
@@ -389,12 +388,10 @@ class _Parser:
 
     def _escape_outside(self) -> RegexNode:
         """After ``\\`` outside a class."""
-        if self.at >= len(self.pattern):
-            raise self._invalid("bad escape (end of pattern)")
-        letter = self.pattern[self.at]
-        if letter in _CLASS_ESCAPES:
-            self.at += 1
-            ranges, complemented = _CLASS_ESCAPES[letter]
+        letter = self._escape_letter()
+        escaped = self._class_escape(letter)
+        if escaped is not None:
+            ranges, complemented = escaped
             return CharClass((), (ranges,), complemented)
         if letter in _ASSERTIONS:
             raise self._unsupported(_ASSERTIONS[letter])
@@ -407,6 +404,20 @@ class _Parser:
         if letter == "k" and self._peek(1) == "<":
             raise self._unsupported("backreferences")
         return _literal(self._code_escape())
+
+    def _escape_letter(self) -> str:
+        """The character after a ``\\`` (not taken); a ``\\`` cannot end a pattern."""
+        if self.at >= len(self.pattern):
+            raise self._invalid("bad escape (end of pattern)")
+        return self.pattern[self.at]
+
+    def _class_escape(self, letter: str) -> tuple[tuple[tuple[int, int], ...], bool] | None:
+        """``\\d``, ``\\w``, ``\\s`` and their complements, taken: their ranges and
+        whether the class is their complement; None for any other escape."""
+        found = _CLASS_ESCAPES.get(letter)
+        if found is not None:
+            self.at += 1
+        return found
 
     def _code_escape(self) -> int:
         """After ``\\``: an escape that stands for one code point."""
@@ -471,16 +482,3 @@ def _is_octal(char: str) -> bool:
 
 def _literal(code_point: int) -> CharClass:
     return CharClass(((code_point, code_point),), (), False)
-
-
-def _complement(ranges: tuple[tuple[int, int], ...]) -> Ranges:
-    """Code points 0..U+10FFFF not in ``ranges`` (sorted, disjoint)."""
-    out: Ranges = []
-    start = 0
-    for low, high in ranges:
-        if low > start:
-            out.append((start, low - 1))
-        start = high + 1
-    if start <= 0x10FFFF:
-        out.append((start, 0x10FFFF))
-    return out
