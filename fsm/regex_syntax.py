@@ -30,9 +30,10 @@ import unicodedata
 from dataclasses import dataclass
 
 from fsm.errors import InvalidSpec, UnsupportedRegex
-from fsm.unicode import complement_ranges
+from fsm.unicode import Ranges, complement_ranges
 
-Ranges = list[tuple[int, int]]
+CodeRanges = tuple[tuple[int, int], ...]
+"""Code-point ranges as the tree keeps them (immutable, sorted)."""
 
 IGNORECASE = 1
 DOTALL = 2
@@ -47,26 +48,25 @@ whitespace. Python's ``\\s`` differs slightly (it adds U+001C-U+001F and U+0085 
 omits U+FEFF); we follow ECMAScript for both."""
 
 
-def _ranges_of(chars: str) -> Ranges:
-    return [(ord(char), ord(char)) for char in sorted(chars)]
-
-
-_DIGITS: Ranges = [(0x30, 0x39)]
-_WORD: Ranges = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
-_SPACES: Ranges = _ranges_of(" \t\n\r\f\v" + UNICODE_SPACES)
-_CLASS_ESCAPES: dict[str, tuple[tuple[tuple[int, int], ...], bool]] = {
-    "d": (tuple(_DIGITS), False),
-    "D": (tuple(_DIGITS), True),
-    "w": (tuple(_WORD), False),
-    "W": (tuple(_WORD), True),
-    "s": (tuple(_SPACES), False),
-    "S": (tuple(_SPACES), True),
+_DIGITS: CodeRanges = ((0x30, 0x39),)
+_WORD: CodeRanges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+_SPACES: CodeRanges = tuple(
+    (ord(char), ord(char)) for char in sorted(" \t\n\r\f\v" + UNICODE_SPACES)
+)
+_CLASS_ESCAPES: dict[str, tuple[CodeRanges, bool]] = {
+    "d": (_DIGITS, False),
+    "D": (_DIGITS, True),
+    "w": (_WORD, False),
+    "W": (_WORD, True),
+    "s": (_SPACES, False),
+    "S": (_SPACES, True),
 }
 """Escapes that stand for a class: its ranges and whether it is their complement."""
 _CONTROL_ESCAPES = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _ASSERTIONS = {"b": "word boundaries", "B": "word boundaries", "A": "anchors", "Z": "anchors"}
 _FLAG_LETTERS = {"i": IGNORECASE, "s": DOTALL, "a": ASCII_ONLY, "u": 0}
-_QUANTIFIER_START = "*+?{"
+_REPEATERS = "*+?"
+"""The one-character quantifiers (a ``{`` is one only when it parses as one)."""
 _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
 
@@ -76,8 +76,8 @@ class CharClass:
     """Characters: ``listed`` (folded under ``IGNORECASE``) and ``fixed`` (class
     escapes, already closed under case) united, complemented when ``negated``."""
 
-    listed: tuple[tuple[int, int], ...]
-    fixed: tuple[tuple[tuple[int, int], ...], ...]
+    listed: CodeRanges
+    fixed: tuple[CodeRanges, ...]
     negated: bool
 
 
@@ -185,16 +185,15 @@ class _Parser:
             char = self.pattern[self.at]
             if char == "|" or char == ")":
                 break
-            start = self.at
             item = self._atom()
             if item is None:  # a flag group or a comment: nothing to repeat
                 if self._quantifier_here():
                     raise self._invalid("nothing to repeat")
                 continue
-            items.append(self._quantified(item, start))
+            items.append(self._quantified(item))
         return items[0] if len(items) == 1 else Sequence(tuple(items))
 
-    def _quantified(self, item: RegexNode, start: int) -> RegexNode:
+    def _quantified(self, item: RegexNode) -> RegexNode:
         bounds = self._quantifier()
         if bounds is None:
             return item
@@ -213,13 +212,13 @@ class _Parser:
             found = self._braces() is not None
             self.at = start
             return found
-        return char != "" and char in _QUANTIFIER_START
+        return char != "" and char in _REPEATERS
 
     def _quantifier(self) -> tuple[int, int | None] | None:
         char = self._peek()
         if char == "{":
             return self._braces()
-        if char == "" or char not in "*+?":
+        if char == "" or char not in _REPEATERS:
             return None
         self.at += 1
         return (0, None) if char == "*" else (1, None) if char == "+" else (0, 1)
@@ -260,7 +259,7 @@ class _Parser:
             return AnyChar()
         if char == "^" or char == "$":
             raise self._unsupported("anchors (^ and $) inside the pattern")
-        if char in "*+?" or (char == "{" and self._quantifier_here()):
+        if char in _REPEATERS or (char == "{" and self._quantifier_here()):
             raise self._invalid("nothing to repeat")
         self.at += 1
         return _literal(ord(char))
@@ -344,7 +343,7 @@ class _Parser:
         """After ``[``: items up to the first ``]`` (ECMAScript: ``[]`` is empty)."""
         negated = self._take("^")
         listed: Ranges = []
-        fixed: list[tuple[tuple[int, int], ...]] = []
+        fixed: list[CodeRanges] = []
         while True:
             if self.at >= len(self.pattern):
                 raise self._invalid("unterminated character set")
@@ -365,7 +364,7 @@ class _Parser:
             else:
                 listed.append((low, low))
 
-    def _class_item(self) -> int | tuple[tuple[int, int], ...]:
+    def _class_item(self) -> int | CodeRanges:
         """One code point of a class, or a class escape's ranges."""
         char = self.pattern[self.at]
         self.at += 1
@@ -411,7 +410,7 @@ class _Parser:
             raise self._invalid("bad escape (end of pattern)")
         return self.pattern[self.at]
 
-    def _class_escape(self, letter: str) -> tuple[tuple[tuple[int, int], ...], bool] | None:
+    def _class_escape(self, letter: str) -> tuple[CodeRanges, bool] | None:
         """``\\d``, ``\\w``, ``\\s`` and their complements, taken: their ranges and
         whether the class is their complement; None for any other escape."""
         found = _CLASS_ESCAPES.get(letter)
