@@ -10,6 +10,7 @@ from fsm.cache import IndexCache
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.errors import InvalidSpec, Unsatisfiable
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
+from fsm.positions import position_automaton
 from fsm.satisfiable import empty_because
 from fsm.terms import Term
 from fsm.token_index import TokenIndex
@@ -24,9 +25,10 @@ class Spec(Protocol):
 
 
 def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAutomaton:
-    """The byte automaton of a spec: its own, or the derivatives of its term. Raises
-    ``Unsatisfiable`` when the spec provably accepts no text at all, so an empty
-    constraint fails here rather than after tokens were spent on it."""
+    """The byte automaton of a spec: its own, the position sets of a plain regular
+    term (a regex, a choice: ``fsm.positions``), or the derivatives of its term.
+    Raises ``Unsatisfiable`` when the spec provably accepts no text at all, so an
+    empty constraint fails here rather than after tokens were spent on it."""
     build = getattr(spec, "automaton", None)
     if callable(build):  # a grammar: lark refuses rules that derive no finite string
         return build(max_states=max_states)
@@ -40,6 +42,9 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
     reason = empty_because(term)
     if reason is not None:
         raise _unsatisfiable(spec, reason)
+    positions = position_automaton(term, max_states=max_states)
+    if positions is not None:
+        return positions
     return DerivativeAutomaton(term, max_states=max_states)
 
 

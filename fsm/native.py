@@ -37,6 +37,7 @@ COMPILED = (
     "lexeme_cache",
     "regex",
     "regex_syntax",
+    "positions",
     "unicode",
     "completion",
     "prefixed",
