@@ -20,6 +20,7 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.positions import MAX_POSITIONS, PositionAutomaton, position_automaton
 from fsm.regex import regex_term
 from fsm.terms import Term, cat, complement, intersect, lexeme, literal, thunk
+from tests.fsm.strategies import small_regexes
 
 ALPHABET = "abcé"
 TOKENS = sorted(
@@ -30,24 +31,10 @@ VOCAB = fsm.Vocabulary.from_raw([*TOKENS, b""], eos_ids=[len(TOKENS)])
 
 
 def regexes() -> st.SearchStrategy[str]:
-    """Regexes over ``a``, ``b``, ``c``, ``é`` with unions, the three repeaters, and
-    counts with and without an upper bound."""
-
-    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        return st.one_of(
-            st.tuples(inner, inner).map("".join),
-            st.tuples(inner, inner).map(lambda p: f"(?:{p[0]}|{p[1]})"),
-            inner.map(lambda p: f"(?:{p})*"),
-            inner.map(lambda p: f"(?:{p})+"),
-            inner.map(lambda p: f"(?:{p})?"),
-            st.tuples(inner, st.integers(0, 3), st.integers(0, 2)).map(
-                lambda p: f"(?:{p[0]}){{{p[1]},{p[1] + p[2]}}}"
-            ),
-            st.tuples(inner, st.integers(0, 3)).map(lambda p: f"(?:{p[0]}){{{p[1]},}}"),
-        )
-
-    leaves = st.sampled_from(["a", "b", "c", "é", "[ab]", "[^a]", "[bé]", "()"])
-    return st.recursive(leaves, extend, max_leaves=7)
+    """Regexes over ``a``, ``b``, ``c``, ``é`` and classes (a negated one too), with
+    unions, the three repeaters, and counts with and without an upper bound."""
+    leaves = ("a", "b", "c", "é", "[ab]", "[^a]", "[bé]", "()")
+    return small_regexes(leaves, max_leaves=7, count_ranges=True)
 
 
 def _walk(automaton: fsm.ByteAutomaton, data: bytes) -> list[tuple[bool, bool]]:
