@@ -19,7 +19,8 @@ Positions with the same followers that both end the term or both do not are one 
 state (the first stands for the others), so paths that meet again lead to one state.
 
 Every state it hands out is live: a term of this kind holds no empty language (the
-smart constructors absorb ``EMPTY``), so every position lies on the way to an end.
+smart constructors absorb ``EMPTY``, and a term with an empty byte set is left to
+derivatives), so every position lies on the way to an end.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def _build(term: Term, positions: _Positions) -> tuple[int, int, bool] | None:
     if term is EPS:
         return 0, 0, True
     if isinstance(term, Bytes):
+        if not term.mask:  # no byte at all: a dead end, which derivatives prune
+            return None
         position = positions.add(term.mask)
         return 1 << position, 1 << position, False
     if isinstance(term, Cat):

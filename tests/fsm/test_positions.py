@@ -19,7 +19,7 @@ from fsm.automaton import DEAD
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.positions import MAX_POSITIONS, PositionAutomaton, position_automaton
 from fsm.regex import regex_term
-from fsm.terms import Term, cat, complement, intersect, lexeme, literal, thunk
+from fsm.terms import Bytes, Term, cat, complement, intersect, lexeme, literal, thunk
 from tests.fsm.strategies import small_regexes
 
 ALPHABET = "abcé"
@@ -109,8 +109,9 @@ def _tokens(text: str) -> list[int]:
         cat(literal(b"a"), thunk("t", lambda: literal(b"b"))),
         intersect(regex_term("a*"), regex_term("(?:aa)*")),
         complement(literal(b"a")),
+        cat(literal(b"a"), Bytes(0)),
     ],
-    ids=["lexeme", "thunk", "intersection", "complement"],
+    ids=["lexeme", "thunk", "intersection", "complement", "empty byte set"],
 )
 def test_a_term_that_is_not_plain_is_left_to_derivatives(term: Term):
     assert position_automaton(term) is None
