@@ -24,9 +24,9 @@ DEAD = -1
 class ByteAutomaton(Protocol):
     """A deterministic byte automaton with states numbered from 0 as they are found.
 
-    A protocol: the compiler's automata (lazy regex/JSON derivatives, LALR
-    configurations for grammars, ``TableAutomaton``) implement it, and a
-    ``TokenIndex`` walks one over the vocabulary's token trie.
+    A protocol: the compiler's automata (lazy position sets for regexes, lazy
+    derivatives for JSON, LALR configurations for grammars, ``TableAutomaton``)
+    implement it, and a ``TokenIndex`` walks one over the vocabulary's token trie.
 
     Example:
         >>> automaton = fsm.Grammar('start: "a"+').automaton()
