@@ -87,15 +87,16 @@ class ByteWalker:
 
 
 class TokenWalker:
-    """Validates instances token by token through a ``TokenIndex``, timing masks."""
+    """Validates instances token by token through a ``TokenIndex`` over the automaton
+    ``compile_index`` would take (``fsm.compiler.term_automaton``), timing masks."""
 
     def __init__(
         self, term: Term, vocabulary: object, tokenizer: object, mask_times: list[float]
     ) -> None:
-        from fsm.derivative_automaton import DerivativeAutomaton
+        from fsm.compiler import term_automaton
         from fsm.token_index import TokenIndex
 
-        self.index = TokenIndex(DerivativeAutomaton(term), vocabulary)
+        self.index = TokenIndex(term_automaton(term), vocabulary)
         self.tokenizer = tokenizer
         self.mask_times = mask_times
 

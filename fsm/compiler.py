@@ -42,6 +42,12 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
     reason = empty_because(term)
     if reason is not None:
         raise _unsatisfiable(spec, reason)
+    return term_automaton(term, max_states=max_states)
+
+
+def term_automaton(term: Term, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAutomaton:
+    """The lazy automaton of a term: its position sets when it is plain (a regex, a
+    choice: ``fsm.positions``), else its derivatives."""
     positions = position_automaton(term, max_states=max_states)
     if positions is not None:
         return positions
