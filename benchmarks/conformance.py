@@ -41,12 +41,25 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise Timeout
 
 
+def _raised_by_timeout(error: BaseException | None) -> bool:
+    """Whether ``Timeout`` is in the chain of exceptions that led to ``error``."""
+    while error is not None:
+        if isinstance(error, Timeout):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def with_budget(seconds: float, work: Callable[[], object]) -> object:
     """``work()``, interrupted by ``Timeout`` after ``seconds`` (SIGALRM, main thread)."""
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         return work()
+    except SystemError as error:  # the alarm landed inside a numba call, which wraps it
+        if _raised_by_timeout(error):
+            raise Timeout from error
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.conformance import ByteWalker, Case, main, read_cases, run
+from benchmarks.conformance import ByteWalker, Case, Timeout, main, read_cases, run, with_budget
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 MASKBENCH = DATA / "maskbench-dev.jsonl.gz"
@@ -94,3 +94,23 @@ def test_suite_supported_keywords_have_no_validation_errors() -> None:
     cases = [c for c in read_cases(SUITE) if c.name.split(":")[0] in SUPPORTED_SUITE_FILES]
     report = run(iter(cases), ByteWalker)
     assert report.wrong == []
+
+
+def test_a_budget_that_runs_out_inside_a_numba_call_is_a_timeout():
+    """numba turns an exception raised by the alarm's handler during a compiled call
+    into a ``SystemError`` with the ``Timeout`` as its cause: still a timeout."""
+
+    def wrapped_by_numba() -> None:
+        try:
+            raise Timeout
+        except Timeout as error:
+            raise SystemError("returned a result with an exception set") from error
+
+    with pytest.raises(Timeout):
+        with_budget(5.0, wrapped_by_numba)
+
+    def other_system_error() -> None:
+        raise SystemError("not a timeout")
+
+    with pytest.raises(SystemError):
+        with_budget(5.0, other_system_error)
