@@ -103,12 +103,24 @@ def _sequence(items: list[Term], positions: _Positions) -> tuple[int, int, bool]
         built = _build(item, positions)
         if built is None:
             return None
-        item_first, item_last, item_nullable = built
-        positions.link(last, item_first)
-        first = first | item_first if nullable else first
-        last = item_last | last if item_nullable else item_last
-        nullable = nullable and item_nullable
+        first, last, nullable = _followed(first, last, nullable, *built, positions)
     return first, last, nullable
+
+
+def _followed(
+    first: int,
+    last: int,
+    nullable: bool,
+    item_first: int,
+    item_last: int,
+    item_nullable: bool,
+    positions: _Positions,
+) -> tuple[int, int, bool]:
+    """``(first, last, nullable)`` of a sequence once an item (its own three) follows."""
+    positions.link(last, item_first)
+    first = first | item_first if nullable else first
+    last = item_last | last if item_nullable else item_last
+    return first, last, nullable and item_nullable
 
 
 def _repeat(term: Repeat, positions: _Positions) -> tuple[int, int, bool] | None:
@@ -125,10 +137,9 @@ def _repeat(term: Repeat, positions: _Positions) -> tuple[int, int, bool] | None
             item_nullable = True
             if term.hi is None:
                 positions.link(item_last, item_first)
-        positions.link(last, item_first)
-        first = first | item_first if nullable else first
-        last = item_last | last if item_nullable else item_last
-        nullable = nullable and item_nullable
+        first, last, nullable = _followed(
+            first, last, nullable, item_first, item_last, item_nullable, positions
+        )
     return first, last, nullable
 
 
