@@ -106,6 +106,23 @@ class _LexemeWalk:
         return self._mask
 
 
+def _in_node_order(walked: _LexemeWalk, trie: TokenTrie, words: int) -> _LexemeWalk:
+    """``walked`` with its tokens in trie order, ``nodes`` set: sorted stably by node
+    (the kernel's sorted runs merge in one pass), their ends' ``inverse`` with them."""
+    if walked.nodes is not None:
+        return walked
+    nodes = trie.token_nodes[walked.tokens]
+    order = np.argsort(nodes, kind="stable")
+    return _LexemeWalk(
+        walked.tokens[order],
+        walked.inverse[order],
+        walked.ends,
+        walked.exits,
+        walked.packed(words),
+        nodes[order],
+    )
+
+
 class RowWalker:
     """Builds the token walks of states over ``table`` and ``trie``, taking states
     apart through ``parts`` when given (see the module docstring)."""
@@ -137,7 +154,7 @@ class RowWalker:
         if len(final_tokens):
             found.append(Block(final_tokens, None, _filled(len(final_tokens), state)))
         exit_state = DEAD if self.parts is None else self.parts.exit_state
-        return TokenRow(found, exit_state, self.vocab_size)
+        return TokenRow(found, exit_state, self.vocab_size, self.trie.token_nodes)
 
     def joined(self, pair: tuple[int, int]) -> int:
         """The state of a join (``target``, ``merged``), numbered and discovered."""
@@ -444,16 +461,7 @@ class RowWalker:
         walked = self._root_walk(lexeme)
         if walked.nodes is not None:
             return walked
-        nodes = self.trie.token_nodes[walked.tokens]
-        order = np.argsort(nodes, kind="stable")
-        walked = _LexemeWalk(
-            walked.tokens[order],
-            walked.inverse[order],
-            walked.ends,
-            walked.exits,
-            walked.packed(self.words),
-            nodes[order],
-        )
+        walked = _in_node_order(walked, self.trie, self.words)
         assert self.parts is not None
         self._share_walk(None if self.shared is None else self.parts.lexeme_key(lexeme), walked)
         return walked
@@ -487,7 +495,14 @@ class RowWalker:
             exit_parts.append(stopped[exiting])
             below, states = stopped[~exiting], stopped_states[~exiting]
         ends, inverse = distinct_with_inverse(np.concatenate(end_parts))
-        return _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
+        walked = _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
+        if len(walked.tokens) < BIG_BLOCK:
+            return walked
+        # A big walk's tokens are looked up one at a time as steps take them
+        # (``TokenRow.items_of``): in trie order, by a binary search instead of a scan.
+        # The kernel hands out a sorted run per pass and per start node; sorting the
+        # runs together costs a few hundred µs, once per walk the vocabulary keeps.
+        return _in_node_order(walked, self.trie, self.words)
 
     def target(self, row: TokenRow, token: int) -> int:
         """The state ``token`` leads to from ``row`` (``DEAD`` when no block reads it):
@@ -585,9 +600,10 @@ def _without(
     trie: TokenTrie,
     words: int,
 ) -> _LexemeWalk:
-    """``own``'s tokens and exits, then ``base``'s (in trie order: ``base.nodes``) but
-    the tokens ending at the ``on_path`` nodes and those at or below the ``dead`` ones,
-    with the exits neither at nor below them.
+    """``base``'s tokens (in trie order: ``base.nodes``) but those ending at the
+    ``on_path`` nodes and at or below the ``dead`` ones, and ``own``'s (in trie order:
+    found down sorted strings), merged by node; ``own``'s exits, then ``base``'s
+    neither at nor below those nodes.
 
     A node's own tokens are one slice of ``base``, and its subtree's another (a
     subtree is a run of preorder positions), so what is kept is a few slices, copied
@@ -606,6 +622,7 @@ def _without(
         np.concatenate([at + 1, trie.ends[below]]),  # a node's own tokens: [n, n + 1)
         own.tokens,
         own.inverse,
+        trie.token_nodes[own.tokens],
         len(base.ends),
     )
     return _LexemeWalk(

@@ -36,7 +36,7 @@ from fsm.trie_walk import (
     group_by_token,
     is_sparse,
     pack_bitmask,
-    position_of,
+    position_in_trie_order,
     positions_of,
     read_by_several,
     read_row,
@@ -109,14 +109,20 @@ class TokenRow:
         "_small",
         "_small_starts",
         "_small_tokens",
+        "_token_nodes",
         "exit_state",
         "mask",
         "vocab_size",
     )
 
-    def __init__(self, blocks: list[Block], exit_state: int, vocab_size: int) -> None:
+    def __init__(
+        self, blocks: list[Block], exit_state: int, vocab_size: int, token_nodes: np.ndarray
+    ) -> None:
+        """``token_nodes``: the trie node of each token (``TokenTrie.token_nodes``), by
+        which a big block's tokens, in trie order, are searched (``items_of``)."""
         self.exit_state = exit_state
         self.vocab_size = vocab_size
+        self._token_nodes = token_nodes
         words = (vocab_size + 31) // 32
         # Big blocks carry their own mask. The small blocks' tokens lie side by side,
         # with where each block starts among them: a lookup finds a token's positions,
@@ -157,7 +163,8 @@ class TokenRow:
         for block in self._big:
             big_mask = block[3]  # never None for a big block (``__init__``)
             if big_mask is not None and (int(big_mask[word]) >> bit) & 1:
-                found.append(_end_and_rest(block, int(position_of(block[0], token))))
+                position = position_in_trie_order(block[0], self._token_nodes, token)
+                found.append(_end_and_rest(block, int(position)))
         return [self._item(end, rest) for end, rest in found]
 
     def _item(self, end: int, rest: int) -> Item:

@@ -16,6 +16,12 @@ EXIT = 0
 its block's continuation)."""
 
 
+def nodes_by_id(vocab_size: int, per_node: int = 1) -> np.ndarray:
+    """A trie's ``token_nodes`` where ids ascend with their nodes, ``per_node`` ids
+    sharing each: an ascending block is in trie order, a descending one is not."""
+    return (np.arange(vocab_size) // per_node).astype(np.int32)
+
+
 @st.composite
 def overlapping_blocks(draw, vocab_size: int) -> list[Block]:
     """Blocks that may share tokens (each reads a token at most once): plain ones with
@@ -48,7 +54,7 @@ def test_a_token_looked_up_alone_leads_where_the_merged_row_says(vocab_size, dat
     several for a union) are the ones the merged row's target stands for, the mask
     holds exactly the merged row's tokens, and ``mask_tokens`` reads them back."""
     blocks = data.draw(overlapping_blocks(vocab_size))
-    row = TokenRow(blocks, EXIT, vocab_size)
+    row = TokenRow(blocks, EXIT, vocab_size, nodes_by_id(vocab_size, data.draw(st.integers(1, 3))))
     unions: dict[int, frozenset] = {}
 
     def union_of(targets, pairs):
@@ -78,7 +84,7 @@ def test_a_lexeme_token_ending_with_the_lexeme_leads_to_the_continuation():
     block = Block(
         np.asarray([4, 7], np.int32), np.asarray([0, 1], np.int32), np.asarray([EXIT, 3]), rest=9
     )
-    row = TokenRow([block], EXIT, 16)
+    row = TokenRow([block], EXIT, 16, nodes_by_id(16))
     assert row.items_of(4) == [9]
     assert row.items_of(7) == [(3, 9)]
     assert row.items_of(5) == []
@@ -93,7 +99,7 @@ def test_a_row_holds_nothing_the_cyclic_collector_scans(data):
     (A collection stops tracking a tuple whose items it has already stopped tracking,
     so tuples of tuples take a second.)"""
     blocks = data.draw(overlapping_blocks(3000))
-    row = TokenRow(blocks, EXIT, 3000)
+    row = TokenRow(blocks, EXIT, 3000, nodes_by_id(3000))
     gc.collect()
     gc.collect()
     held = [value for value in gc.get_referents(row) if not isinstance(value, type)]

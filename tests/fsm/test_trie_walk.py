@@ -36,6 +36,7 @@ from fsm.trie_walk import (
     group_by_token_py,
     pack_bitmask,
     pack_bitmask_py,
+    position_in_trie_order,
     position_of,
     position_of_py,
     positions_of,
@@ -48,6 +49,7 @@ from fsm.trie_walk import (
     scatter_plain_py,
     scatter_targets,
     scatter_targets_py,
+    search_trie_order,
     walk_trie,
     walk_trie_py,
 )
@@ -301,6 +303,32 @@ def test_position_of_matches_twin(listed, token):
 
 
 @settings(max_examples=200, deadline=None)
+@given(
+    st.sets(st.integers(0, 2999), max_size=3 * SCAN_CHUNK),
+    st.integers(0, 2999),
+    st.integers(1, 4),
+    st.sampled_from(["trie order", "reversed", "shuffled"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_position_in_trie_order_matches_a_scan(ids, token, per_node, order, seed):
+    """Distinct ids in trie order (nodes ascending, several ids to a node, as a walk
+    hands them out) are found by the binary search alone; in any other order by the
+    scan it falls back to; absent ids give -1."""
+    rng = np.random.default_rng(seed)
+    token_nodes = (rng.permutation(3000) // per_node).astype(np.int32)
+    listed = sorted(ids, key=lambda i: token_nodes[i])
+    if order == "reversed":
+        listed.reverse()
+    elif order == "shuffled":
+        rng.shuffle(listed)
+    tokens = np.asarray(listed, np.int32)
+    expected = position_of_py(tokens, token)
+    assert position_in_trie_order(tokens, token_nodes, token) == expected
+    if order == "trie order":
+        assert search_trie_order(tokens, token_nodes, token) == expected
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.integers(1, 300), st.data())
 def test_group_by_token_matches_twin(size, data):
     """Both bucketings (a sort when the pairs are few against the vocabulary, a
@@ -357,8 +385,9 @@ def test_pack_and_row_kernels_match_twins(size, data):
 @given(st.integers(1, 400), st.data())
 def test_cut_walk_matches_its_twin(size, data):
     """Cutting ranges of trie nodes out of a walk in trie order (nested and overlapping
-    ranges, exits inside and outside them, with and without a mask) and appending own
-    tokens, against the twin; the mask stays the packed tokens kept."""
+    ranges, exits inside and outside them, with and without a mask) and merging own
+    tokens in, against the twin; the mask stays the packed tokens kept, and the tokens
+    stay in trie order."""
     tokens = np.asarray(
         data.draw(st.lists(st.integers(0, size - 1), unique=True, max_size=size)), np.int32
     )
@@ -375,19 +404,32 @@ def test_cut_walk_matches_its_twin(size, data):
     ranges = data.draw(st.lists(st.tuples(st.integers(0, 500), st.integers(1, 60)), max_size=8))
     starts = np.asarray([start for start, _ in ranges], np.int32)
     stops = np.asarray([start + length for start, length in ranges], np.int32)
-    cut = [t for t, n in zip(tokens.tolist(), nodes.tolist()) if any(a <= n < b for a, b in ranges)]
+    cut = [
+        t for t, n in zip(tokens.tolist(), nodes.tolist()) if any(a <= n < a + b for a, b in ranges)
+    ]
+    node_of = dict(zip(tokens.tolist(), nodes.tolist()))
     own_tokens = np.asarray(
-        data.draw(st.lists(st.sampled_from(cut), unique=True)) if cut else [], np.int32
+        sorted(data.draw(st.lists(st.sampled_from(cut), unique=True)), key=node_of.__getitem__)
+        if cut
+        else [],
+        np.int32,
     )
     own_inverse = np.zeros(len(own_tokens), np.int32)
+    own_nodes = np.asarray([node_of[t] for t in own_tokens.tolist()], np.int32)
     words = (size + 31) // 32
     for mask in (pack_bitmask(tokens, words), np.zeros(0, np.int32)):
-        args = (tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse, 6)
-        fast = cut_walk(*args)
-        for got, expected in zip(fast, cut_walk_py(*args), strict=True):
+        args = (tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse)
+        fast = cut_walk(*args, own_nodes, 6)
+        for got, expected in zip(fast, cut_walk_py(*args, own_nodes, 6), strict=True):
             np.testing.assert_array_equal(got, expected)
         if len(mask):
             np.testing.assert_array_equal(fast[3], pack_bitmask(fast[0], words))
+        # what is kept and what is added lie in trie order together
+        kept_nodes = [node_of[t] for t in fast[0].tolist()]
+        assert kept_nodes == sorted(kept_nodes)
+        spans = list(zip(starts.tolist(), stops.tolist()))
+        left = [t for t, n in node_of.items() if not any(a <= n < b for a, b in spans)]
+        assert sorted(fast[0].tolist()) == sorted(left + own_tokens.tolist())
 
 
 def test_bitmask_bit_order():
