@@ -16,9 +16,11 @@ the term structure, evaluated on demand:
   "#"}}, "required": ["a"]}`` empty, where a search of the automaton would walk
   ``{"a":{"a":...`` forever, and it never enumerates every thunk (an object body has
   one per set of keys used);
-* intersections, complements and checked leaves are not regular syntax: a small
-  breadth-first search of their derivatives decides them, or counts them productive
-  when it runs out.
+* a checked leaf (a number under bounds, a format's checker) is productive: ``checked``
+  builds one only for a text its checker calls viable, and the automaton counts it
+  live on the same promise (it needs no liveness check), so a search could only agree;
+* intersections and complements are not regular syntax: a small breadth-first search
+  of their derivatives decides them, or counts them productive when it runs out.
 
 Term visits, thunk visits and leaf derivatives each have a budget, so the worst case
 costs a bounded amount on the compile path. Union branches are tried in an order that
@@ -35,6 +37,7 @@ from fsm.terms import (
     Alt,
     Bytes,
     Cat,
+    Checked,
     Lexeme,
     Repeat,
     Term,
@@ -52,7 +55,7 @@ THUNK_BUDGET = 40
 keys costs milliseconds), so they are counted apart."""
 
 LEAF_BUDGET = 48
-"""Derivatives the search of one intersection, complement or checked leaf may take."""
+"""Derivatives the search of one intersection or complement may take."""
 
 LEAVES_BUDGET = 400
 """Derivatives all leaf searches of one analysis may take; leaves met after that count
@@ -157,6 +160,8 @@ class _Productive:
             return (True, _FREE) if term.lo == 0 else self.visit(term.item)
         if isinstance(term, Lexeme):
             return self.visit(term.item)
+        if isinstance(term, Checked):
+            return True, _FREE
         return not _leaf_empty(term, self), _FREE
 
 

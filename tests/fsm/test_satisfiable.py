@@ -185,3 +185,24 @@ def test_no_maskbench_schema_with_a_valid_instance_is_refused() -> None:
         assert empty_because(term) is None, row["name"]
         checked += 1
     assert checked >= 80
+
+
+def test_checked_leaves_are_productive_without_a_search() -> None:
+    """``checked`` builds a leaf only for a viable text, and the automaton counts it live
+    on that promise: the analysis takes it as productive and spends no derivative on
+    it, in bounded numbers under a required key and in a format's string."""
+    from fsm.satisfiable import _Productive
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "price": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.01},
+            "pattern": {"type": "string", "format": "regex"},
+        },
+        "required": ["age", "price", "pattern"],
+    }
+    analysis = _Productive(5_000)
+    productive, _ = analysis.visit(fsm.JsonSchema(schema).term())
+    assert productive
+    assert analysis.leaf_derivatives == 0
