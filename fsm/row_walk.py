@@ -109,8 +109,6 @@ class _LexemeWalk:
 def _in_node_order(walked: _LexemeWalk, trie: TokenTrie, words: int) -> _LexemeWalk:
     """``walked`` with its tokens in trie order, ``nodes`` set: sorted stably by node
     (the kernel's sorted runs merge in one pass), their ends' ``inverse`` with them."""
-    if walked.nodes is not None:
-        return walked
     nodes = trie.token_nodes[walked.tokens]
     order = np.argsort(nodes, kind="stable")
     return _LexemeWalk(
@@ -502,7 +500,9 @@ class RowWalker:
         # (``TokenRow.items_of``): in trie order, by a binary search instead of a scan.
         # The kernel hands out a sorted run per pass and per start node; sorting the
         # runs together costs a few hundred µs, once per walk the vocabulary keeps.
-        return _in_node_order(walked, self.trie, self.words)
+        ordered = _in_node_order(walked, self.trie, self.words)
+        ordered.nodes = None  # derivable: kept only by walks others cut (_in_trie_order)
+        return ordered
 
     def target(self, row: TokenRow, token: int) -> int:
         """The state ``token`` leads to from ``row`` (``DEAD`` when no block reads it):
