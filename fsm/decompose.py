@@ -62,12 +62,13 @@ class SplitMemo:
     separators and heads begin many of its states (``, "key"`` every state that goes on
     with that key). Kept no longer than the automaton, whose terms it holds."""
 
-    __slots__ = ("alphabets", "firsts", "heads")
+    __slots__ = ("alphabets", "checked_heads", "firsts", "heads")
 
     def __init__(self) -> None:
         self.alphabets: dict[Term, int | None] = {}
         self.firsts: dict[Term, int] = {}
         self.heads: dict[tuple[Term, ...], Term] = {}
+        self.checked_heads: dict[tuple[Term, ...], Term] = {}
 
     def alphabet(self, item: Term) -> int | None:
         """``_alphabet`` of a separator item within its budget."""
@@ -86,6 +87,12 @@ class SplitMemo:
         if items not in self.heads:
             self.heads[items] = lexeme(cat(*items))
         return self.heads[items]
+
+    def separated(self, items: tuple[Term, ...]) -> Term:
+        """Separators then a checked head, concatenated (not prefix-free: no lexeme)."""
+        if items not in self.checked_heads:
+            self.checked_heads[items] = cat(*items)
+        return self.checked_heads[items]
 
 
 def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
@@ -110,12 +117,31 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
             if used & starts:
                 return None
             return memo.head(items[: position + 1]), term.suffix(position + 1)
+        if position > 0 and isinstance(item, Checked):
+            return _checked_behind(items, position, used, term, memo)
         alphabet = memo.alphabet(item)
         if alphabet is None:
             return None
         used |= alphabet
         optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
     return None
+
+
+def _checked_behind(
+    items: tuple[Term, ...], position: int, used: int, term: Cat, memo: SplitMemo
+) -> tuple[Term, Term] | None:
+    """``(separators then the checked item at position, the rest)`` when neither the
+    separators nor the first byte of the rest is in the checker's alphabet: the head is
+    then read as a checked one is (``split_lexeme``), the separators ending where the
+    checked item's first byte comes. ``: 12`` and `` 12`` are walked once per
+    vocabulary and bounds, not once per key and continuation."""
+    checked_item = items[position]
+    assert isinstance(checked_item, Checked)
+    alphabet = byte_mask(checked_item.checker.alphabet)
+    rest = term.suffix(position + 1)
+    if used & alphabet or memo.first(rest) & alphabet:
+        return None
+    return memo.separated(items[: position + 1]), rest
 
 
 def branch_terms(

@@ -42,6 +42,7 @@ from fsm.terms import (
     literal,
     matches,
     nullable,
+    opt,
     repeat,
     thunk,
 )
@@ -568,6 +569,45 @@ def test_a_number_with_bounds_is_taken_apart_where_what_follows_cannot_go_on_wit
     assert split_lexeme(cat(number, rest)) == (number, rest)
     assert split_lexeme(cat(number, literal(b"5"))) is None
     assert split_lexeme(cat(number, alt(literal(b"e"), literal(b",")))) is None
+
+
+def test_separators_then_a_checked_number_are_taken_apart_as_one_head():
+    """``: 12,`` splits after the number, separators included, when neither the
+    separators nor what follows may be read by the number: the next byte tells where
+    each ends. A separator the number may read (``-``), or a continuation it may go on
+    with (``5``), leaves the term whole."""
+    number = checked(NumberChecker(minimum=Decimal(1)))
+    space = opt(literal(b" "))
+    rest = cat(whitespace(2), alt(literal(b","), literal(b"}")))
+    assert split_lexeme(cat(literal(b":"), space, number, rest)) == (
+        cat(literal(b":"), space, number),
+        rest,
+    )
+    assert split_lexeme(cat(space, number, rest)) == (cat(space, number), rest)
+    assert split_lexeme(cat(literal(b"-"), number, rest)) is None
+    assert split_lexeme(cat(space, number, literal(b"5"))) is None
+
+
+def test_separators_then_a_number_walk_once_and_are_shared_across_indexes(smol_vocab):
+    """The walk of ``: `` then a number with bounds, from the root: the separators and
+    the number's bytes are read inside it, nothing after it, and it does not end at the
+    root. An index of another continuation reads it from the vocabulary's cache, equal
+    to its own walk."""
+    shared = LexemeWalkCache()
+    head = cat(literal(b":"), opt(literal(b" ")), checked(NumberChecker(maximum=Decimal(50))))
+    first, first_automaton = walker_of(cat(head, literal(b",")), smol_vocab, shared)
+    lexeme_state, _ = first_automaton.lexeme_split(first_automaton.initial)
+    assert first_automaton.term(lexeme_state) == head
+    kept = first._root_walk(lexeme_state)
+    read = {smol_vocab.token_bytes[t] for t in kept.tokens.tolist()}
+    assert {b":", b":-"} <= read and not any(b"," in token for token in read)
+    assert 0 not in kept.exits.tolist()  # ":" alone is not a number
+    second, second_automaton = walker_of(cat(head, literal(b"}")), smol_vocab, shared)
+    state, _ = second_automaton.lexeme_split(second_automaton.initial)
+    reused = second._root_walk(state)
+    own = second._lexeme_walk(ROOT, state)
+    assert walk_differences(reused, own, second_automaton) == []
+    assert walk_differences(reused, kept, second_automaton, first_automaton) == []
 
 
 def test_a_number_s_walk_ends_where_it_accepts_and_is_shared_across_indexes(smol_vocab):
