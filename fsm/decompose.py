@@ -9,11 +9,14 @@ nothing and would number its states apart from a byte walk's.) Such a
 concatenation is prefix-free: in any of its strings, the separators end just before
 the first byte that can start the head, so two strings of it, one a prefix of the
 other, have equal separators and then heads one a prefix of the other, which a
-prefix-free head forbids. Or ``head`` is a checked term (a number with bounds) whose
-strings use only its checker's alphabet, and no string of ``rest`` starts with a byte
-of that alphabet: wherever the number may end, the next byte tells whether it goes on
-(``12``) or ``rest`` begins (``1,``), so the token walk reads the number's own states
-and goes on in ``rest`` below the nodes where it accepts.
+prefix-free head forbids. Or ``head`` *may end* before its last byte: a checked term
+(a number with bounds), or a plain union that is not nullable and may go on without
+bound (a number's integer part, with the fraction and exponent after it), after the
+same few separators (``: ``), and no string of ``rest`` starts with a byte the head
+may read once it has begun: wherever the number may end, the next byte tells whether
+it goes on (``12``) or ``rest`` begins (``1,``), so the token walk reads the head's
+own states and goes on in ``rest`` below the nodes where it accepts. The separators
+need no condition here: the head accepts only once the number has begun.
 
 ``branch_terms(term)`` gives the branches of a union state, with concatenation
 distributed over a union (or a thunk whose body is one) at its head, or behind a
@@ -56,19 +59,23 @@ regex, splitting ``(,[0-9]{3})*\.`` saves nothing."""
 _SEPARATOR_BUDGET = 24
 """Sub-terms a separator may have: separators are small, anything larger is content."""
 
+_HEAD_BUDGET = 64
+"""Sub-terms a plain head that may end is scanned through (a number has about 30)."""
+
 
 class SplitMemo:
     """What ``split_lexeme`` finds about single items, kept per automaton: the same
     separators and heads begin many of its states (``, "key"`` every state that goes on
     with that key). Kept no longer than the automaton, whose terms it holds."""
 
-    __slots__ = ("alphabets", "checked_heads", "firsts", "heads")
+    __slots__ = ("alphabets", "ends", "firsts", "heads", "may_end_heads")
 
     def __init__(self) -> None:
         self.alphabets: dict[Term, int | None] = {}
         self.firsts: dict[Term, int] = {}
         self.heads: dict[tuple[Term, ...], Term] = {}
-        self.checked_heads: dict[tuple[Term, ...], Term] = {}
+        self.ends: dict[Term, int | None] = {}
+        self.may_end_heads: dict[tuple[Term, ...], Term] = {}
 
     def alphabet(self, item: Term) -> int | None:
         """``_alphabet`` of a separator item within its budget."""
@@ -88,15 +95,25 @@ class SplitMemo:
             self.heads[items] = lexeme(cat(*items))
         return self.heads[items]
 
+    def may_end(self, item: Term) -> int | None:
+        """``_may_end`` of an item, memoised."""
+        if item not in self.ends:
+            self.ends[item] = _may_end(item)
+        return self.ends[item]
+
     def separated(self, items: tuple[Term, ...]) -> Term:
-        """Separators then a checked head, concatenated (not prefix-free: no lexeme)."""
-        if items not in self.checked_heads:
-            self.checked_heads[items] = cat(*items)
-        return self.checked_heads[items]
+        """Separators (maybe none) then a head that may end, concatenated: not
+        prefix-free, so not a lexeme."""
+        if len(items) == 1:
+            return items[0]
+        if items not in self.may_end_heads:
+            self.may_end_heads[items] = cat(*items)
+        return self.may_end_heads[items]
 
 
 def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
-    """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme, or None."""
+    """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme or a head
+    that may end (see the module docstring), or None."""
     if isinstance(term, Lexeme):
         return term, EPS
     if not isinstance(term, Cat):
@@ -105,11 +122,6 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     if isinstance(items[0], Lexeme):
         return items[0], term.rest()
     memo = SplitMemo() if memo is None else memo
-    if isinstance(items[0], Checked):
-        rest = term.rest()
-        if memo.first(rest) & byte_mask(items[0].checker.alphabet):
-            return None
-        return items[0], rest
     used, optional = 0, False
     for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
         if position > 0 and (isinstance(item, Lexeme) or (isinstance(item, Bytes) and optional)):
@@ -117,31 +129,15 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
             if used & starts:
                 return None
             return memo.head(items[: position + 1]), term.suffix(position + 1)
-        if position > 0 and isinstance(item, Checked):
-            return _checked_behind(items, position, used, term, memo)
+        reads = memo.may_end(item)
+        if reads is not None:
+            return _may_end_split(term, position, reads, memo)
         alphabet = memo.alphabet(item)
         if alphabet is None:
             return None
         used |= alphabet
         optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
     return None
-
-
-def _checked_behind(
-    items: tuple[Term, ...], position: int, used: int, term: Cat, memo: SplitMemo
-) -> tuple[Term, Term] | None:
-    """``(separators then the checked item at position, the rest)`` when neither the
-    separators nor the first byte of the rest is in the checker's alphabet: the head is
-    then read as a checked one is (``split_lexeme``), the separators ending where the
-    checked item's first byte comes. ``: 12`` and `` 12`` are walked once per
-    vocabulary and bounds, not once per key and continuation."""
-    checked_item = items[position]
-    assert isinstance(checked_item, Checked)
-    alphabet = byte_mask(checked_item.checker.alphabet)
-    rest = term.suffix(position + 1)
-    if used & alphabet or memo.first(rest) & alphabet:
-        return None
-    return memo.separated(items[: position + 1]), rest
 
 
 def branch_terms(
@@ -236,6 +232,52 @@ def _behind_separator(term: Cat) -> tuple[Term, ...] | None:
         return None
     after = term.suffix(2)
     return tuple(cat(first, item, after) for item in second.items)
+
+
+def _may_end_split(
+    term: Cat, position: int, reads: int, memo: SplitMemo
+) -> tuple[Term, Term] | None:
+    """``(the items up to one that may end at ``position`` (reading ``reads``) and the
+    plain optional items after it, the rest)`` when the rest cannot start with a byte
+    the head may read where it accepts: the optional items are a number's fraction and
+    exponent, which ``cat`` flattened into the document."""
+    items = term.items
+    end = position + 1
+    while end < len(items) and nullable(items[end]):
+        more = memo.alphabet(items[end])
+        if more is None or not more & ~_WHITESPACE:  # whitespace after it is the rest's
+            break
+        reads |= more
+        end += 1
+    rest = term.suffix(end)
+    if memo.first(rest) & reads:
+        return None
+    return memo.separated(items[:end]), rest
+
+
+def _may_end(item: Term) -> int | None:
+    """The bytes ``item`` may read when it is a head that may end before its last byte
+    (``7`` ends there or goes on as ``72``): a checked term (a number with bounds), or a
+    plain union that is not nullable and may go on without bound (the integer part of a
+    number without bounds, ``0|[1-9][0-9]*``). None for anything else: a literal or a
+    bounded separator is left to the rules above."""
+    if isinstance(item, Checked):
+        return byte_mask(item.checker.alphabet)
+    if not isinstance(item, Alt) or nullable(item) or not _unbounded(item, [_HEAD_BUDGET]):
+        return None
+    return _alphabet(item, [_HEAD_BUDGET])
+
+
+def _unbounded(term: Term, budget: list[int]) -> bool:
+    """Whether a plain term holds a repetition without an upper bound (within budget)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    if isinstance(term, Repeat):
+        return term.hi is None or _unbounded(term.item, budget)
+    if isinstance(term, Cat | Alt):
+        return any(_unbounded(item, budget) for item in term.items)
+    return False
 
 
 def _union_of(term: Term) -> Alt | None:

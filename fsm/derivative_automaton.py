@@ -166,8 +166,9 @@ class DerivativeAutomaton:
         if state is None:
             head = self._term(lexeme_state)
             state = self._joins[key] = self._intern(cat(head, self._term(continuation)))
-            if isinstance(head, Lexeme):  # what ``split_lexeme`` would find: it splits
-                self._splits.setdefault(state, key)  # at a head lexeme
+            # What ``split_lexeme`` finds at a head lexeme; a head that may end (a
+            # number) is read on as one too, though ``cat`` flattens it into its rest.
+            self._splits.setdefault(state, key)
         return state
 
     def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:

@@ -23,7 +23,13 @@ from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
 from fsm.decompose import branch_terms, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.json_schema.json_text import encode_string, string_except, whitespace
+from fsm.json_schema.json_text import (
+    INTEGER_LITERAL,
+    NUMBER,
+    encode_string,
+    string_except,
+    whitespace,
+)
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
@@ -125,6 +131,21 @@ SCHEMAS = {
                 },
             ],
         },
+    },
+    "numbers without bounds": {
+        "type": "object",
+        "properties": {
+            "x": {"type": "number"},
+            "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "xs": {"type": "array", "items": {"type": "number"}},
+            "n": {"type": "integer"},
+        },
+        "required": ["x", "xs"],
+    },
+    "draft 4 integers": {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "array",
+        "items": {"type": "integer"},
     },
     "booleans, null and enums of them": {
         "type": "object",
@@ -571,12 +592,16 @@ def test_a_number_with_bounds_is_taken_apart_where_what_follows_cannot_go_on_wit
     assert split_lexeme(cat(number, alt(literal(b"e"), literal(b",")))) is None
 
 
-def test_separators_then_a_checked_number_are_taken_apart_as_one_head():
-    """``: 12,`` splits after the number, separators included, when neither the
-    separators nor what follows may be read by the number: the next byte tells where
-    each ends. A separator the number may read (``-``), or a continuation it may go on
-    with (``5``), leaves the term whole."""
-    number = checked(NumberChecker(minimum=Decimal(1)))
+@pytest.mark.parametrize(
+    "number",
+    [checked(NumberChecker(minimum=Decimal(1))), NUMBER, INTEGER_LITERAL],
+    ids=["checked", "plain number", "plain integer"],
+)
+def test_separators_then_a_number_are_taken_apart_as_one_head(number):
+    """``: 12,`` splits after the number, separators, fraction and exponent included,
+    when what follows cannot start with a byte the number may read: the next byte tells
+    where the number ends. Whitespace after it stays with the rest; a continuation the
+    number may go on with (``5``, ``e``) leaves the term whole."""
     space = opt(literal(b" "))
     rest = cat(whitespace(2), alt(literal(b","), literal(b"}")))
     assert split_lexeme(cat(literal(b":"), space, number, rest)) == (
@@ -584,8 +609,40 @@ def test_separators_then_a_checked_number_are_taken_apart_as_one_head():
         rest,
     )
     assert split_lexeme(cat(space, number, rest)) == (cat(space, number), rest)
-    assert split_lexeme(cat(literal(b"-"), number, rest)) is None
+    assert split_lexeme(cat(number, rest)) == (number, rest)
     assert split_lexeme(cat(space, number, literal(b"5"))) is None
+    if number is not INTEGER_LITERAL:
+        assert split_lexeme(cat(space, number, literal(b"e"))) is None
+
+
+@pytest.mark.parametrize(
+    "after",
+    [literal(b","), alt(literal(b"e1"), literal(b",")), alt(literal(b"5"), literal(b"}"))],
+    ids=["a comma", "e or a comma", "a digit or a brace"],
+)
+@pytest.mark.parametrize("number", [NUMBER, checked(NumberChecker(maximum=Decimal(99)))])
+def test_a_key_then_a_number_walks_as_the_plain_walk(smol_vocab, after, number):
+    """A number after a key and ``: `` walked as a head that may end where what follows
+    cannot go on with it, and whole where it can (``5``, ``e``): the rows equal the
+    plain walk's in lockstep, through the digits the random walks take."""
+    term = cat(lexeme(literal(b'"k"')), literal(b":"), opt(literal(b" ")), number, after)
+    fast, plain = (
+        TokenIndex(DerivativeAutomaton(term), smol_vocab, share_lexemes=share)
+        for share in (True, False)
+    )
+    for seed in range(6):
+        assert_same_walks(fast, plain, seed=seed, steps=12)
+
+
+def test_a_bounded_plain_union_is_not_a_head_that_may_end():
+    """Only a union that may go on without bound splits as a head that may end: a
+    literal alternative is left to the byte walk, as plain literals are."""
+    rest = cat(literal(b","), literal(b"x"))
+    assert split_lexeme(cat(alt(literal(b"ab"), literal(b"c")), rest)) is None
+    assert split_lexeme(cat(alt(literal(b"a"), repeat(literal(b"b"), 1, None)), rest)) == (
+        alt(literal(b"a"), repeat(literal(b"b"), 1, None)),
+        rest,
+    )
 
 
 def test_separators_then_a_number_walk_once_and_are_shared_across_indexes(smol_vocab):
