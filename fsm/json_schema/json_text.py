@@ -8,9 +8,9 @@ and length checks exact on the decoded text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from functools import lru_cache
+from json.encoder import encode_basestring
 
 from fsm.json_schema.numbers import NumberChecker
 from fsm.terms import (
@@ -113,8 +113,10 @@ def string_literal(text: str) -> Term:
 
 
 def encode_string(text: str) -> bytes:
-    """The bytes of ``text`` as a JSON string literal, quotes included."""
-    return json.dumps(text, ensure_ascii=False).encode()
+    """The bytes of ``text`` as a JSON string literal, quotes included: what
+    ``json.dumps(text, ensure_ascii=False)`` writes, through the encoder function it
+    calls, without building an encoder per key (a fifth of a small schema's compile)."""
+    return encode_basestring(text).encode()
 
 
 def string_except(names: Iterable[str]) -> Term:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +20,13 @@ from fsm.terms import (
 
 # few letters, so that random texts often are, or start like, one of the names
 _TEXTS = st.text(alphabet='ab\u00e9"\\\n', max_size=4)
+
+
+@given(text=st.text(st.characters(blacklist_categories=("Cs",))))
+def test_a_string_is_encoded_as_json_dumps_writes_it(text) -> None:
+    """Keys and string values are written as ``json.dumps(ensure_ascii=False)`` writes
+    them: escapes, control characters and non-ASCII text alike."""
+    assert encode_string(text) == json.dumps(text, ensure_ascii=False).encode()
 
 
 @given(names=st.lists(_TEXTS, max_size=5), text=_TEXTS)
