@@ -41,7 +41,6 @@ from fsm.terms import (
     Thunk,
     byte_mask,
     cat,
-    first_bytes,
     lexeme,
     nullable,
 )
@@ -83,11 +82,13 @@ class SplitMemo:
             self.alphabets[item] = _alphabet(item, [_SEPARATOR_BUDGET])
         return self.alphabets[item]
 
-    def first(self, head: Term) -> int:
-        """``first_bytes`` of a head lexeme (or of what follows a checked head)."""
-        if head not in self.firsts:
-            self.firsts[head] = first_bytes(head)
-        return self.firsts[head]
+    def first(self, term: Term) -> int:
+        """The bytes a string of ``term`` may start with, or more (``first_bytes_over``):
+        of a head lexeme, or of what follows a head that may end. A larger set only
+        refuses a split, which is always exact."""
+        if term not in self.firsts:
+            self.firsts[term] = first_bytes_over(term)
+        return self.firsts[term]
 
     def head(self, items: tuple[Term, ...]) -> Term:
         """The lexeme of separators then a head."""
@@ -285,6 +286,66 @@ def _union_of(term: Term) -> Alt | None:
     if isinstance(term, Thunk):
         term = term.body()
     return term if isinstance(term, Alt) else None
+
+
+_ALL_BYTES = (1 << 256) - 1
+
+_FIRST_BUDGET = 256
+"""Sub-terms ``first_bytes_over`` looks through before it answers every byte."""
+
+
+def first_bytes_over(term: Term) -> int:
+    """A mask holding every byte a string of ``term`` may start with, read from the
+    term's structure without a derivative: a concatenation's items up to the first
+    that is not nullable, a union's items, a thunk's body, a checked term's alphabet,
+    every byte for a complement or past the budget (``terms.first_bytes`` is exact but
+    derives the term once per byte class, about what expanding it costs)."""
+    return _first_over(term, set(), [_FIRST_BUDGET])
+
+
+def _first_over(term: Term, thunks: set[int], budget: list[int]) -> int:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return _ALL_BYTES
+    if isinstance(term, Cat | Alt | And):
+        return _first_of_items(term, thunks, budget)
+    if isinstance(term, Repeat | Lexeme | Thunk):
+        inner = _inner(term, thunks)
+        return _ALL_BYTES if inner is None else _first_over(inner, thunks, budget)
+    if isinstance(term, Bytes):
+        return term.mask
+    if isinstance(term, Checked):
+        return byte_mask(term.checker.alphabet)
+    return 0 if term is EPS or term is EMPTY else _ALL_BYTES  # a complement: every byte
+
+
+def _first_of_items(term: Cat | Alt | And, thunks: set[int], budget: list[int]) -> int:
+    """A concatenation's items up to the first not nullable, a union's items, the
+    bytes every conjunct of an intersection may start with."""
+    if isinstance(term, And):
+        mask = _ALL_BYTES
+        for item in term.items:
+            mask &= _first_over(item, thunks, budget)
+        return mask
+    mask = 0
+    for item in term.items:
+        mask |= _first_over(item, thunks, budget)
+        if isinstance(term, Cat) and not nullable(item):
+            break
+    return mask
+
+
+def _inner(term: Repeat | Lexeme | Thunk, thunks: set[int]) -> Term | None:
+    """What a repetition, a lexeme or a thunk starts with; None for a thunk met again
+    (in its own body, or along another path: counted as every byte)."""
+    if isinstance(term, Repeat):
+        return EPS if term.hi == 0 else term.item
+    if isinstance(term, Lexeme):
+        return term.item
+    if id(term) in thunks:
+        return None
+    thunks.add(id(term))
+    return term.body()
 
 
 def _alphabet(term: Term, budget: list[int]) -> int | None:

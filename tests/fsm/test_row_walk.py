@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
-from fsm.decompose import branch_terms, split_lexeme
+from fsm.decompose import branch_terms, first_bytes_over, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import (
     INTEGER_LITERAL,
@@ -40,10 +40,13 @@ from fsm.terms import (
     Cat,
     Lexeme,
     alt,
+    byte_mask,
     byte_set,
     cat,
     checked,
+    complement,
     derivative,
+    first_bytes,
     lexeme,
     literal,
     matches,
@@ -632,6 +635,42 @@ def test_a_key_then_a_number_walks_as_the_plain_walk(smol_vocab, after, number):
     )
     for seed in range(6):
         assert_same_walks(fast, plain, seed=seed, steps=12)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_first_bytes_read_from_the_structure_hold_the_exact_ones(smol_vocab, name):
+    """``first_bytes_over`` (no derivative) holds every byte ``first_bytes`` finds, on
+    every state a random walk of each schema meets and on their parts, and is the
+    same set on the parts the splits ask about here (JSON continuations)."""
+    index = TokenIndex(automaton_of(JsonSchema(SCHEMAS[name])), smol_vocab)
+    automaton = index.automaton
+    rng = random.Random(len(name))
+    state = index.initial_state
+    equal = 0
+    for _ in range(30):
+        term = automaton.term(state)
+        parts = [term] + (list(term.items) if isinstance(term, Cat) else [])
+        for part in parts:
+            exact, over = first_bytes(part), first_bytes_over(part)
+            assert exact & ~over == 0
+            equal += exact == over
+        choices = [t for t in index.allowed_tokens(state).tolist() if t not in smol_vocab.eos_ids]
+        if not choices:
+            break
+        state = index.next_state(state, rng.choice(choices))
+    assert equal > 0
+
+
+def test_first_bytes_over_a_thunk_met_again_or_a_complement_is_every_byte():
+    """A thunk met a second time (here twice along a nullable path), or a complement,
+    counts as every byte: more than the exact set, never less."""
+    every = (1 << 256) - 1
+    item = thunk("item", lambda: literal(b"a"))
+    twice = cat(opt(item), item, literal(b"}"))
+    assert first_bytes(twice) == byte_mask(b"a") and first_bytes_over(twice) == every
+    assert first_bytes_over(cat(item, item)) == byte_mask(b"a")
+    assert first_bytes_over(cat(opt(literal(b" ")), literal(b"}"))) == byte_mask(b" }")
+    assert first_bytes_over(complement(literal(b"x"))) == every
 
 
 def test_a_bounded_plain_union_is_not_a_head_that_may_end():
