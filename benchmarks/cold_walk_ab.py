@@ -1,0 +1,172 @@
+"""Ours before / after on the fixed cold-mask cases, each walk in one hot process.
+
+``cold_masks.py`` times every engine in a worker that waits for its next request, as a
+service's constraint thread does; there, a change of 5% hides in the workers' order and
+the machine's noise. This script compares two checkouts of ours only, for a change's
+own effect: each round runs every tree in a fresh process (``--child``) that repeats,
+per case, a fresh ``fsm.compile_index`` then ``bitmask`` + ``next_state`` at every token
+of the case's instance; the trees alternate, and the figure is each tree's minimum over
+all rounds (noise only ever adds time). The cases and instances are ``cold_masks.py``'s.
+
+    .venv/bin/python benchmarks/cold_walk_ab.py --before TREE [--reps 21] [--rounds 3]
+        [--sample 100]
+
+``--sample N`` times the MaskBench-dev sample of ``cold_masks.py`` instead (seed 0,
+every valid instance with its own fresh compile, ``--reps`` times each, the collector
+off while timed, the minimum kept) and prints the paired ratios after / before.
+
+``TREE`` is another checkout (a ``git worktree``) with its compiled modules built
+(``scripts/build_native.py`` run there), or it runs as pure Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _walk(fsm: object, spec: object, vocabulary: object, tokens: list[int]) -> float:
+    """One fresh compile and cold walk, in ms."""
+    start = time.perf_counter_ns()
+    index = fsm.compile_index(spec, vocabulary)  # type: ignore[attr-defined]
+    state = index.initial_state
+    for token in tokens:
+        index.bitmask(state)
+        state = index.next_state(state, token)
+    return (time.perf_counter_ns() - start) / 1e6
+
+
+def child_sample(reps: int, n: int) -> None:
+    """In a tree's process: per sample instance, the minimum compile + cold walk (ms;
+    None where the schema is refused), the collector off while timed, as JSON."""
+    sys.path[:0] = [str(HERE), "."]
+    from fsm_compile import _encode, _tokenizer, maskbench_sample
+
+    import fsm
+
+    tokenizer = _tokenizer()
+    vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
+    gc.freeze()
+    times: list[float | None] = []
+    for entry in maskbench_sample(n):
+        for test in (t for t in entry["tests"] if t["valid"]):
+            tokens = _encode(tokenizer, test["data"], "json")
+            best = None
+            for _ in range(reps):
+                gc.collect()
+                gc.disable()
+                try:
+                    spec = fsm.JsonSchema(entry["schema"])
+                    elapsed = _walk(fsm, spec, vocabulary, tokens)
+                    best = elapsed if best is None else min(best, elapsed)
+                except fsm.FsmError:
+                    pass
+                finally:
+                    gc.enable()
+            times.append(best)
+    print(json.dumps({"native": bool(fsm.NATIVE), "times": times}))
+
+
+def child(reps: int) -> None:
+    """In a tree's process: the minimum compile + cold walk (ms) per case, as JSON."""
+    sys.path[:0] = [str(HERE), "."]
+    from cold_masks import CASES
+    from fsm_compile import _encode, _tokenizer
+
+    import fsm
+
+    tokenizer = _tokenizer()
+    vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
+    best: dict[str, float] = {}
+    for name, (kind, source, value) in CASES.items():
+        tokens = _encode(tokenizer, value, kind)
+        for _ in range(reps + 2):  # two warm-ups: the vocabulary's shared walks
+            spec = fsm.Regex(source) if kind == "regex" else fsm.JsonSchema(source)
+            elapsed = _walk(fsm, spec, vocabulary, tokens)
+            best[name] = min(best.get(name, elapsed), elapsed)
+    print(json.dumps({"native": bool(fsm.NATIVE), "best": best}))
+
+
+def run_tree(tree: Path, reps: int, sample: int) -> dict:
+    command = [sys.executable, str(HERE / "cold_walk_ab.py"), "--child", "--reps", str(reps)]
+    out = subprocess.run(
+        command + ["--sample", str(sample)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, help="the other checkout")
+    parser.add_argument("--reps", type=int, default=21, help="fresh compiles per case per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sample", type=int, default=0, help="MaskBench-dev schemas (0: none)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        if args.sample:
+            child_sample(args.reps, args.sample)
+        else:
+            child(args.reps)
+        return
+    if args.before is None:
+        parser.error("--before TREE is required")
+    trees = {"before": args.before.resolve(), "after": HERE.parent}
+    if args.sample:
+        compare_sample(trees, args.reps, args.sample)
+        return
+    best: dict[str, dict[str, float]] = {label: {} for label in trees}
+    compiled: dict[str, bool] = {}
+    for _ in range(args.rounds):
+        for label, tree in trees.items():
+            result = run_tree(tree, args.reps, 0)
+            compiled[label] = result["native"]
+            for name, ms in result["best"].items():
+                best[label][name] = min(best[label].get(name, ms), ms)
+    print(
+        f"Minimum of {args.reps * args.rounds} compile + cold walks per case and tree "
+        f"(before: {trees['before']}, compiled: {compiled['before']}; "
+        f"after: this checkout, compiled: {compiled['after']})\n"
+    )
+    print("| case | before (ms) | after (ms) | after / before |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, before in best["before"].items():
+        after = best["after"][name]
+        print(f"| {name} | {before:.2f} | {after:.2f} | {after / before:.2f} |")
+
+
+def compare_sample(trees: dict[str, Path], reps: int, n: int) -> None:
+    """Both trees over the sample, one after the other; paired ratios after / before."""
+    runs = {label: run_tree(tree, reps, n) for label, tree in trees.items()}
+    pairs = [
+        (before, after)
+        for before, after in zip(runs["before"]["times"], runs["after"]["times"])
+        if before and after
+    ]
+    ratios = [after / before for before, after in pairs]
+    geometric = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    total = sum(after for _, after in pairs) / sum(before for before, _ in pairs)
+    print(
+        f"{len(pairs)} instances of {n} schemas walked by both (minimum of {reps} each, "
+        f"collector off): after / before median {statistics.median(ratios):.3f}, "
+        f"geometric mean {geometric:.3f}, sum {total:.3f}; medians "
+        f"{statistics.median(b for b, _ in pairs):.2f} -> "
+        f"{statistics.median(a for _, a in pairs):.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
