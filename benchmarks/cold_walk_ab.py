@@ -30,14 +30,27 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
 
-def _walk(fsm: object, spec: object, vocabulary: object, tokens: list[int]) -> float:
+def _setup() -> tuple[Any, Any, Any]:
+    """In a tree's process: ``fsm`` imported from the tree (the working directory), the
+    SmolLM2 tokenizer and its vocabulary."""
+    sys.path.insert(0, ".")  # this script's folder is already first: cold_masks & co.
+    from fsm_compile import _tokenizer
+
+    import fsm
+
+    tokenizer = _tokenizer()
+    return fsm, tokenizer, fsm.Vocabulary.from_tokenizer(tokenizer)
+
+
+def _walk(fsm: Any, spec: Any, vocabulary: Any, tokens: list[int]) -> float:
     """One fresh compile and cold walk, in ms."""
     start = time.perf_counter_ns()
-    index = fsm.compile_index(spec, vocabulary)  # type: ignore[attr-defined]
+    index = fsm.compile_index(spec, vocabulary)
     state = index.initial_state
     for token in tokens:
         index.bitmask(state)
@@ -48,13 +61,9 @@ def _walk(fsm: object, spec: object, vocabulary: object, tokens: list[int]) -> f
 def child_sample(reps: int, n: int) -> None:
     """In a tree's process: per sample instance, the minimum compile + cold walk (ms;
     None where the schema is refused), the collector off while timed, as JSON."""
-    sys.path[:0] = [str(HERE), "."]
-    from fsm_compile import _encode, _tokenizer, maskbench_sample
+    fsm, tokenizer, vocabulary = _setup()
+    from fsm_compile import _encode, maskbench_sample
 
-    import fsm
-
-    tokenizer = _tokenizer()
-    vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
     gc.freeze()
     times: list[float | None] = []
     for entry in maskbench_sample(n):
@@ -78,14 +87,10 @@ def child_sample(reps: int, n: int) -> None:
 
 def child(reps: int) -> None:
     """In a tree's process: the minimum compile + cold walk (ms) per case, as JSON."""
-    sys.path[:0] = [str(HERE), "."]
+    fsm, tokenizer, vocabulary = _setup()
     from cold_masks import CASES
-    from fsm_compile import _encode, _tokenizer
+    from fsm_compile import _encode
 
-    import fsm
-
-    tokenizer = _tokenizer()
-    vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
     best: dict[str, float] = {}
     for name, (kind, source, value) in CASES.items():
         tokens = _encode(tokenizer, value, kind)
