@@ -37,7 +37,12 @@ from fsm.json_schema.json_text import (
     string_except,
     string_of,
 )
-from fsm.json_schema.key_rules import KeyRule, fold_key_rules, rule_keys
+from fsm.json_schema.key_rules import (
+    KeyRule,
+    dependencies_as_required,
+    fold_key_rules,
+    rule_keys,
+)
 from fsm.json_schema.keywords import (
     APPLICATORS,
     KEYWORDS_OF_TYPE,
@@ -194,7 +199,7 @@ class SchemaCompiler:
         parts: list[Term] = []
         if isinstance(node.get("$ref"), str) and self.draft <= 7:
             return self.term_at(self.refs.resolve(node["$ref"], pointer), closed)
-        node, key_rules = fold_key_rules(node)
+        node, key_rules = fold_key_rules(dependencies_as_required(node))
         closing = closed and _declares_keys(node)
         inner = closed and not closing  # in-place subschemas close only if this node doesn't
         names = self._closed_names(node, pointer) if closing else None

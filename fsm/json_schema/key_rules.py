@@ -25,6 +25,9 @@ from itertools import combinations
 
 _ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "default"})
 
+_WITH_KEY_SETS = ("maxProperties", "oneOf", "anyOf", "allOf", "not")
+"""Keywords that decide, with a node's dependencies, which key sets close an object."""
+
 MAX_RULE_KEYS = 12
 """Keys the rules of one node may name; beyond, the completability check (over subsets
 of them) would cost too much and the applicators compile as written."""
@@ -85,13 +88,22 @@ def _groups(branches: object) -> tuple[frozenset[str], ...] | None:
         return None
     groups = []
     for branch in branches:
-        if not isinstance(branch, dict) or not set(branch) <= _ANNOTATIONS | {"required"}:
-            return None
-        required = branch.get("required")
-        if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+        required = required_only(branch)
+        if required is None:
             return None
         groups.append(frozenset(required))
     return tuple(groups)
+
+
+def required_only(node: object) -> list[str] | None:
+    """The keys a schema requires when that is all it says (annotations aside), as
+    ``{"required": ["a", "b"]}``; None for any other schema."""
+    if not isinstance(node, dict) or not set(node) <= _ANNOTATIONS | {"required"}:
+        return None
+    required = node.get("required")
+    if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+        return None
+    return required
 
 
 def rule_keys(rules: tuple[KeyRule, ...]) -> list[str]:
@@ -116,3 +128,38 @@ def completable(
             if all(rule.holds(keys) for rule in rules):
                 return True
     return False
+
+
+def dependencies_as_required(node: dict) -> dict:
+    """``node`` with its dependent schemas that only require keys written as the key
+    lists they mean (``dependentRequired``, or the list form of ``dependencies``).
+
+    Compiled as written, ``"dependentSchemas": {"a": {"required": ["b"]}}`` is an
+    intersection with a complement, and every state inside the object is then an
+    intersection whose liveness must be searched; as a list it is checked where the
+    object closes, and each key is offered only while its dependencies may still come
+    (``fsm.json_schema.objects``). Left as written beside the keywords that also decide
+    which key sets close (``_WITH_KEY_SETS``): the object body checks dependencies on
+    their own."""
+    if any(keyword in node for keyword in _WITH_KEY_SETS):
+        return node
+    changed = dict(node)
+    schemas = node.get("dependentSchemas")
+    if isinstance(schemas, dict):
+        lists = {k: required_only(v) for k, v in schemas.items()}
+        moved = {k: v for k, v in lists.items() if v is not None}
+        if moved:
+            changed["dependentSchemas"] = {k: v for k, v in schemas.items() if k not in moved}
+            required = node.get("dependentRequired")
+            merged = dict(required) if isinstance(required, dict) else {}
+            for name, keys in moved.items():
+                known = merged.get(name)
+                merged[name] = [*(known if isinstance(known, list) else []), *keys]
+            changed["dependentRequired"] = merged
+    dependencies = node.get("dependencies")
+    if isinstance(dependencies, dict):
+        changed["dependencies"] = {
+            k: v if isinstance(v, list) or required_only(v) is None else required_only(v)
+            for k, v in dependencies.items()
+        }
+    return changed

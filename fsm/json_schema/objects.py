@@ -80,7 +80,7 @@ def member(key: Term, value: Term, ws_max: int) -> Term:
 
 def object_term(shape: ObjectShape) -> Term:
     """``{`` ws body; the body closes with ws ``}`` (just ``}`` before any member)."""
-    if not _completable(shape, frozenset(), 0):
+    if not _completable(shape, frozenset(), 0) or not _dependencies_addable(shape, frozenset(), 0):
         return EMPTY
     return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
 
@@ -112,6 +112,33 @@ def _completable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
     return completable(shape.key_rules, used, shape.required, addable)
 
 
+def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
+    """Whether every key that the used and the required keys require, in turn
+    (``dependent_required``), is used or may still be added: a named key allowed and,
+    in schema order, not passed yet (from ``after`` on), or another key where other
+    keys are allowed. A key whose dependency can never come must not be offered: the
+    object could not close after it, and nothing else would tell (its states are plain
+    terms, not searched)."""
+    if not shape.dependent_required:
+        return True
+    requires = dict(shape.dependent_required)
+    positions = {name: position for position, (name, _) in enumerate(shape.named)}
+    needed, todo = set(used | shape.required), list(used | shape.required)
+    while todo:
+        for dep in requires.get(todo.pop(), ()):
+            if dep in needed:
+                continue
+            needed.add(dep)
+            todo.append(dep)
+            position = positions.get(dep)
+            if position is None:
+                if shape.other_member is EMPTY:
+                    return False
+            elif shape.named[position][1] is EMPTY or (shape.ordered and position < after):
+                return False
+    return True
+
+
 def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
     ws = whitespace(shape.ws_max)
     count = len(used) + extra
@@ -130,6 +157,8 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
             continue
         following = position + 1 if shape.ordered else 0
         if not _completable(shape, used | {name}, following):
+            continue
+        if not _dependencies_addable(shape, used | {name}, following):
             continue
         rest = _body(shape, used | {name}, following, extra, False)
         members.append(cat(shape.members[position], rest))

@@ -142,3 +142,64 @@ def test_an_object_no_key_set_satisfies_is_empty() -> None:
         "anyOf": [{"required": ["b"]}],
     }
     assert schema_term(schema) is EMPTY
+
+
+@st.composite
+def schemas_with_dependencies(draw: st.DrawFn) -> dict:
+    """Objects whose keys require others when present (``dependentRequired``, and
+    ``dependentSchemas`` that only require keys), some of the keys forbidden."""
+    names = draw(st.lists(st.sampled_from(KEYS), max_size=4, unique=True))
+    schema: dict = {"type": "object", "properties": {n: {"type": "integer"} for n in names}}
+    if draw(st.booleans()):
+        schema["additionalProperties"] = False
+    if draw(st.booleans()):
+        schema["required"] = draw(groups)
+    keyword = draw(st.sampled_from(["dependentRequired", "dependentSchemas"]))
+    dependencies = draw(st.dictionaries(st.sampled_from(KEYS), groups, min_size=1, max_size=3))
+    if keyword == "dependentSchemas":
+        schema[keyword] = {k: {"required": v, "description": "x"} for k, v in dependencies.items()}
+    else:
+        schema[keyword] = dependencies
+    return schema
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    schemas_with_dependencies(),
+    st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=4),
+)
+def test_an_object_with_dependencies_is_live_exactly_when_it_can_be_completed(
+    schema: dict, value: dict
+) -> None:
+    """A key whose dependencies can never all come (a forbidden key, in turn) is
+    refused where it is read: the object could not close after it."""
+    validator = jsonschema.Draft202012Validator(schema)
+    term = schema_term(schema)
+    assert matches(term, json.dumps(value).encode()) == validator.is_valid(value)
+    assert not term.needs_liveness_check  # no intersection: no state to search
+    if term is EMPTY:
+        assert not _can_be_completed(validator, {})
+        return
+    index = fsm.TokenIndex(DerivativeAutomaton(term), BYTES)
+    members: dict = {}
+    for key, number in [(None, None), *value.items()]:
+        if key is not None:
+            members[key] = number
+        text = json.dumps(members, separators=(",", ":")).encode()[:-1]  # open
+        state = index.step_bytes(index.initial_state, text)
+        assert (state != fsm.DEAD) == _can_be_completed(validator, members), (schema, text)
+
+
+def test_dependent_schemas_beside_other_key_set_rules_stay_intersections() -> None:
+    """With ``oneOf`` or ``maxProperties`` beside them, which key sets close is decided
+    by both together: the dependent schema is compiled as written (and searched)."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {}, "b": {}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+        "dependentSchemas": {"a": {"required": ["b"]}},
+    }
+    term = schema_term(schema)
+    assert term.needs_liveness_check
+    assert not matches(term, b'{"a":1}') and not matches(term, b'{"a":1,"b":2}')
+    assert matches(term, b'{"b":2}')
