@@ -15,7 +15,7 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema import schema_term
 from fsm.json_schema.compile import matches
 from fsm.json_schema.key_rules import KeyRule, completable, fold_key_rules
-from fsm.terms import EMPTY
+from fsm.terms import EMPTY, Term
 
 KEYS = ["a", "b", "c", "d"]
 
@@ -74,6 +74,20 @@ def _can_be_completed(validator: jsonschema.Validator, members: dict) -> bool:
     )
 
 
+def _assert_live_exactly_when_completable(schema: dict, term: Term, value: dict) -> None:
+    """After each member of ``value`` written as an open object text, the index of
+    ``term`` has a state exactly when some valid object continues it."""
+    validator = jsonschema.Draft202012Validator(schema)
+    index = fsm.TokenIndex(DerivativeAutomaton(term), BYTES)
+    members: dict = {}
+    for key, number in [(None, None), *value.items()]:
+        if key is not None:
+            members[key] = number
+        text = json.dumps(members, separators=(",", ":")).encode()[:-1]  # open
+        state = index.step_bytes(index.initial_state, text)
+        assert (state != fsm.DEAD) == _can_be_completed(validator, members), (schema, text)
+
+
 @settings(max_examples=200, deadline=None)
 @given(schemas(), st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=4))
 def test_an_object_state_is_live_exactly_when_it_can_be_completed(
@@ -83,15 +97,7 @@ def test_an_object_state_is_live_exactly_when_it_can_be_completed(
     valid object continues it: a key that breaks ``oneOf`` or ``not`` for good is
     refused where it is read, not left as a state that can never close."""
     assume(fold_key_rules(schema)[1])  # the folded path only
-    validator = jsonschema.Draft202012Validator(schema)
-    index = fsm.TokenIndex(DerivativeAutomaton(schema_term(schema)), BYTES)
-    members: dict = {}
-    for key, number in [(None, None), *value.items()]:
-        if key is not None:
-            members[key] = number
-        text = json.dumps(members, separators=(",", ":")).encode()[:-1]  # open
-        state = index.step_bytes(index.initial_state, text)
-        assert (state != fsm.DEAD) == _can_be_completed(validator, members), (schema, text)
+    _assert_live_exactly_when_completable(schema, schema_term(schema), value)
 
 
 def test_exact_one_of_required_compiles_to_a_plain_term() -> None:
@@ -180,14 +186,7 @@ def test_an_object_with_dependencies_is_live_exactly_when_it_can_be_completed(
     if term is EMPTY:
         assert not _can_be_completed(validator, {})
         return
-    index = fsm.TokenIndex(DerivativeAutomaton(term), BYTES)
-    members: dict = {}
-    for key, number in [(None, None), *value.items()]:
-        if key is not None:
-            members[key] = number
-        text = json.dumps(members, separators=(",", ":")).encode()[:-1]  # open
-        state = index.step_bytes(index.initial_state, text)
-        assert (state != fsm.DEAD) == _can_be_completed(validator, members), (schema, text)
+    _assert_live_exactly_when_completable(schema, term, value)
 
 
 def test_dependent_schemas_beside_other_key_set_rules_stay_intersections() -> None:
