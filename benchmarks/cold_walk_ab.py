@@ -15,6 +15,9 @@ all rounds (noise only ever adds time). The cases and instances are ``cold_masks
 every valid instance with its own fresh compile, ``--reps`` times each, the collector
 off while timed, the minimum kept) and prints the paired ratios after / before.
 
+Every child runs with ``PYTHONHASHSEED=0`` (``docs/design.md``, "Thirtieth session":
+the order of liveness searches follows term hashes).
+
 ``TREE`` is another checkout (a ``git worktree``) with its compiled modules built
 (``scripts/build_native.py`` run there), or it runs as pure Python.
 """
@@ -25,6 +28,7 @@ import argparse
 import gc
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -109,6 +113,9 @@ def run_tree(tree: Path, reps: int, sample: int) -> dict:
         capture_output=True,
         text=True,
         check=True,
+        # one hash seed for every child: a union's branches are met in hash order, and
+        # on schemas bound by liveness searches that order moves the time (up to 3x)
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
