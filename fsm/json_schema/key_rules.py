@@ -88,14 +88,14 @@ def _groups(branches: object) -> tuple[frozenset[str], ...] | None:
         return None
     groups = []
     for branch in branches:
-        required = required_only(branch)
+        required = _required_only(branch)
         if required is None:
             return None
         groups.append(frozenset(required))
     return tuple(groups)
 
 
-def required_only(node: object) -> list[str] | None:
+def _required_only(node: object) -> list[str] | None:
     """The keys a schema requires when that is all it says (annotations aside), as
     ``{"required": ["a", "b"]}``; None for any other schema."""
     if not isinstance(node, dict) or not set(node) <= _ANNOTATIONS | {"required"}:
@@ -143,23 +143,30 @@ def dependencies_as_required(node: dict) -> dict:
     their own."""
     if any(keyword in node for keyword in _WITH_KEY_SETS):
         return node
+    as_schemas = _required_lists(node.get("dependentSchemas"))
+    as_lists = _required_lists(node.get("dependencies"))
+    if not as_schemas and not as_lists:
+        return node
     changed = dict(node)
-    schemas = node.get("dependentSchemas")
-    if isinstance(schemas, dict):
-        lists = {k: required_only(v) for k, v in schemas.items()}
-        moved = {k: v for k, v in lists.items() if v is not None}
-        if moved:
-            changed["dependentSchemas"] = {k: v for k, v in schemas.items() if k not in moved}
-            required = node.get("dependentRequired")
-            merged = dict(required) if isinstance(required, dict) else {}
-            for name, keys in moved.items():
-                known = merged.get(name)
-                merged[name] = [*(known if isinstance(known, list) else []), *keys]
-            changed["dependentRequired"] = merged
-    dependencies = node.get("dependencies")
-    if isinstance(dependencies, dict):
-        changed["dependencies"] = {
-            k: v if isinstance(v, list) or required_only(v) is None else required_only(v)
-            for k, v in dependencies.items()
+    if as_schemas:
+        changed["dependentSchemas"] = {
+            k: v for k, v in node["dependentSchemas"].items() if k not in as_schemas
         }
+        declared = node.get("dependentRequired")
+        merged = dict(declared) if isinstance(declared, dict) else {}
+        for name, keys in as_schemas.items():
+            known = merged.get(name)
+            merged[name] = [*(known if isinstance(known, list) else []), *keys]
+        changed["dependentRequired"] = merged
+    if as_lists:
+        changed["dependencies"] = {**node["dependencies"], **as_lists}
     return changed
+
+
+def _required_lists(dependencies: object) -> dict[str, list[str]]:
+    """The entries of a ``dependentSchemas`` / ``dependencies`` value that only require
+    keys, as the keys they require."""
+    if not isinstance(dependencies, dict):
+        return {}
+    lists = {name: _required_only(schema) for name, schema in dependencies.items()}
+    return {name: keys for name, keys in lists.items() if keys is not None}

@@ -54,6 +54,9 @@ class ObjectShape:
     rule_positions: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
     """(position in ``named``, key) of the allowed keys the key rules name, found once:
     every key a body offers asks which of them may still be added."""
+    positions: dict[str, int] = field(init=False, repr=False, compare=False)
+    """Position in ``named`` of each key, found once: every key a body offers asks where
+    the keys it requires stand (``_dependencies_addable``)."""
 
     def __post_init__(self) -> None:
         members = tuple(
@@ -68,6 +71,8 @@ class ObjectShape:
             if name in ruled and value is not EMPTY
         )
         object.__setattr__(self, "rule_positions", positions)
+        named_positions = {name: position for position, (name, _) in enumerate(self.named)}
+        object.__setattr__(self, "positions", named_positions)
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
@@ -80,7 +85,7 @@ def member(key: Term, value: Term, ws_max: int) -> Term:
 
 def object_term(shape: ObjectShape) -> Term:
     """``{`` ws body; the body closes with ws ``}`` (just ``}`` before any member)."""
-    if not _completable(shape, frozenset(), 0) or not _dependencies_addable(shape, frozenset(), 0):
+    if not _completable(shape, frozenset(), 0):
         return EMPTY
     return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
 
@@ -103,9 +108,13 @@ def _closable(shape: ObjectShape, used: frozenset[str], count: int) -> bool:
 
 
 def _completable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
-    """Whether the key rules can still hold once keys from ``after`` on are added (a
-    key that breaks ``oneOf`` or ``not`` for good must not be offered: the state after
-    it could never close, and nothing else would tell)."""
+    """Whether the object can still close once keys from ``after`` on are added: the key
+    rules can still hold, and the keys the used keys require may still come (a key that
+    breaks ``oneOf`` or ``not`` for good, or that requires a key that can never come,
+    must not be offered: the state after it could never close, and nothing else would
+    tell)."""
+    if not _dependencies_addable(shape, used, after):
+        return False
     if not shape.key_rules:
         return True
     addable = frozenset(name for position, name in shape.rule_positions if position >= after)
@@ -116,13 +125,11 @@ def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) 
     """Whether every key that the used and the required keys require, in turn
     (``dependent_required``), is used or may still be added: a named key allowed and,
     in schema order, not passed yet (from ``after`` on), or another key where other
-    keys are allowed. A key whose dependency can never come must not be offered: the
-    object could not close after it, and nothing else would tell (its states are plain
-    terms, not searched)."""
+    keys are allowed. Checked on their own, beside the key rules: a node with both
+    keeps its dependent schemas as intersections (``key_rules.dependencies_as_required``)."""
     if not shape.dependent_required:
         return True
     requires = dict(shape.dependent_required)
-    positions = {name: position for position, (name, _) in enumerate(shape.named)}
     needed, todo = set(used | shape.required), list(used | shape.required)
     while todo:
         for dep in requires.get(todo.pop(), ()):
@@ -130,7 +137,7 @@ def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) 
                 continue
             needed.add(dep)
             todo.append(dep)
-            position = positions.get(dep)
+            position = shape.positions.get(dep)
             if position is None:
                 if shape.other_member is EMPTY:
                     return False
@@ -157,8 +164,6 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
             continue
         following = position + 1 if shape.ordered else 0
         if not _completable(shape, used | {name}, following):
-            continue
-        if not _dependencies_addable(shape, used | {name}, following):
             continue
         rest = _body(shape, used | {name}, following, extra, False)
         members.append(cat(shape.members[position], rest))
