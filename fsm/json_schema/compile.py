@@ -22,6 +22,12 @@ from itertools import product
 
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
+from fsm.json_schema.conditions import (
+    Alternatives,
+    Source,
+    condition_alternatives,
+    says_of_objects,
+)
 from fsm.json_schema.json_text import (
     ANY_STRING,
     BOOLEAN,
@@ -66,7 +72,8 @@ from fsm.json_schema.numbers import EXACT, NumberChecker
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.json_schema.refs import RefResolver, draft_of, escape_token
 from fsm.json_schema.strings import count, pattern_content, string_term
-from fsm.json_schema.values import json_equal, value_term
+from fsm.json_schema.values import is_word, json_equal, value_term, values_except
+from fsm.satisfiable import empty_because
 from fsm.terms import (
     EMPTY,
     Term,
@@ -389,7 +396,7 @@ class SchemaCompiler:
         non-object meets all of them, and fails ``oneOf``: there are two or more) and
         no object meets two of them (``_discriminated``); None otherwise. Exact: the
         ``oneOf`` is then the union of its branches' objects."""
-        found = [self._resolved(at, exact=True) for at in pointers]
+        found = [self.resolved(at, exact=True) for at in pointers]
         nodes = [(node, at) for node, at in found if isinstance(node, dict)]
         if len(nodes) < len(found) or not all(only_constrains_objects(n) for n, _ in nodes):
             return None
@@ -404,7 +411,7 @@ class SchemaCompiler:
         one that the other's listed values, or its schema for the key, refuse), so no
         object meets both; they must also admit only objects unless ``on_objects``
         (the instance is known to be one)."""
-        (first, a), (second, b) = self._resolved(a), self._resolved(b)
+        (first, a), (second, b) = self.resolved(a), self.resolved(b)
         if not (isinstance(first, dict) and isinstance(second, dict)):
             return False
         for name in set(first.get("required") or ()) & set(second.get("required") or ()):
@@ -435,7 +442,7 @@ class SchemaCompiler:
         except KeyError:  # the schema recurses into a node still being compiled
             return False
 
-    def _resolved(self, pointer: str, exact: bool = False) -> tuple[object, str]:
+    def resolved(self, pointer: str, exact: bool = False) -> tuple[object, str]:
         """The node at ``pointer`` after following ``$ref`` chains, and its pointer;
         ``exact``: only through references that say nothing else (a ``$ref`` beside
         other assertions, from draft 2019-09 on, is returned as it is)."""
@@ -453,7 +460,7 @@ class SchemaCompiler:
         props = node.get("properties")
         if not isinstance(props, dict) or name not in props:
             return None
-        target, _ = self._resolved(f"{pointer}/properties/{escape_token(name)}")
+        target, _ = self.resolved(f"{pointer}/properties/{escape_token(name)}")
         return self._listed_values(target) if isinstance(target, dict) else None
 
     def _listed_values(self, node: dict) -> list | None:
@@ -599,7 +606,7 @@ class SchemaCompiler:
         return tuple(value_term(v, self.ws_max) for v in distinct)
 
     def _finite_values(self, pointer: str) -> list | None:
-        node, _ = self._resolved(pointer)
+        node, _ = self.resolved(pointer)
         if node is False:
             return []
         if not isinstance(node, dict):
@@ -690,9 +697,14 @@ class SchemaCompiler:
         the merged object names every key any of them declares, with the intersection
         of those schemas as the value (an intersection inside one value, where the
         intersection of whole objects would need liveness searches at every key)."""
-        composes = isinstance(node.get("allOf"), list) or (
-            any(isinstance(node.get(k), list) for k in ("anyOf", "oneOf"))
-            and bool(asserting(node) - {"anyOf", "oneOf"})
+        composes = (
+            isinstance(node.get("allOf"), list)
+            or "not" in node
+            or ("if" in node and ("then" in node or "else" in node))
+            or (
+                any(isinstance(node.get(k), list) for k in ("anyOf", "oneOf"))
+                and bool(asserting(node) - {"anyOf", "oneOf"})
+            )
         )
         if not composes or self.ordered_keys:
             return None
@@ -707,34 +719,66 @@ class SchemaCompiler:
         )
 
     def _merged_object(
-        self, sources: list[tuple[dict, str]], key: str, closed_names: frozenset[str] | None
+        self, sources: list[Source], key: str, closed_names: frozenset[str] | None
     ) -> Term:
-        """The values that meet every plain object schema of ``sources``."""
-        required = {r for source, _ in sources for r in source.get("required") or ()}
-        declared = [k for source, _ in sources for k in source.get("properties") or {}]
+        """The values that meet every plain object schema of ``sources``. A key only a
+        condition names (``fsm.json_schema.conditions``) stays out of a closed object;
+        counts of members, dependent keys and key names apply as each source says."""
+        required = {r for source in sources for r in source.node.get("required") or ()}
+        declared = [k for source in sources for k in source.node.get("properties") or {}]
+        dependent = [d for source in sources for d in self._dependent_required(source.node)]
         named_keys = list(
-            dict.fromkeys([*declared, *sorted(required), *sorted(closed_names or ())])
+            dict.fromkeys(
+                [
+                    *declared,
+                    *sorted(required),
+                    *(k for k, deps in dependent for k in (k, *deps)),
+                    *sorted(closed_names or ()),
+                ]
+            )
         )
         with self._guarded():
             additional = [
-                self.term_at(f"{at}/additionalProperties")
-                for source, at in sources
-                if "additionalProperties" in source
+                self.term_at(f"{source.pointer}/additionalProperties")
+                for source in sources
+                if "additionalProperties" in source.node
             ]
-            named = [(name, self._merged_value(name, sources)) for name in named_keys]
+            name_terms = [
+                self.term_at(f"{source.pointer}/propertyNames")
+                for source in sources
+                if "propertyNames" in source.node
+            ]
+            named = [
+                (
+                    name,
+                    EMPTY
+                    if closed_names is not None and name not in closed_names
+                    else self._merged_value(name, sources),
+                )
+                for name in named_keys
+            ]
+        names = intersect(*name_terms) if name_terms else None
+        named = [
+            (name, EMPTY if names is not None and not matches(names, encode_string(name)) else v)
+            for name, v in ((name, _unless_empty(value)) for name, value in named)
+        ]
         other = intersect(*additional) if additional else self.any
+        maxima = [count(s.node.get("maxProperties"), None) for s in sources]
         shape = ObjectShape(
             key=(self.uid, key),
             named=tuple(named),
             required=frozenset(required),
-            other_member=self._other_keys(closed_names, named_keys, [], other, None),
+            other_member=self._other_keys(closed_names, named_keys, [], other, names),
+            min_properties=max([count(s.node.get("minProperties"), 0) for s in sources] or [0]),
+            max_properties=min((m for m in maxima if m is not None), default=None),
+            dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
             ws_max=self.ws_max,
         )
         forbidden = any(value is EMPTY and name in required for name, value in named)
         objects = EMPTY if forbidden else object_term(shape)
         kinds = set(VALUE_KINDS)
-        for source, _ in sources:
-            kinds &= kinds_of(source.get("type"))
+        for source in sources:
+            kinds &= kinds_of(source.node.get("type"))
         others = [
             self._type_term(name, {}, key, None, ())
             for name in ("null", "boolean", "integer", "number", "string", "array")
@@ -744,51 +788,198 @@ class SchemaCompiler:
 
     def _object_alternatives(
         self, node: object, pointer: str, on_objects: bool, within: frozenset[str]
-    ) -> list[list[tuple[dict, str]]] | None:
+    ) -> Alternatives | None:
         """The lists of plain object schemas whose intersections, united, are ``node``:
         itself with what its ``allOf`` composes, one branch of each ``anyOf`` and (when
         the instance is known to be an object and no object meets two branches)
-        ``oneOf``, through plain references; None when a schema is not plain or the
-        alternatives grow past ``MAX_MERGED``, or a schema composes itself (``within``:
-        the schemas being taken apart around this one)."""
+        ``oneOf``, the values failing its ``not``, and ``if`` with ``then`` or the
+        values failing ``if`` with ``else`` (``fsm.json_schema.conditions``), through
+        plain references; None when a schema is not plain or the alternatives grow
+        past ``MAX_MERGED``, or a schema composes itself (``within``: the schemas being
+        taken apart around this one). Alternatives that no object can meet (a key
+        required and forbidden, or required with no value its schemas all list) are
+        dropped as they are found."""
+        if isinstance(node, dict) and self._ignored.intersection(node):
+            node = {k: v for k, v in node.items() if k not in self._ignored}
+        if isinstance(node, dict):
+            node = dependencies_as_required(node)
         if not isinstance(node, dict) or not plain_object(node) or pointer in within:
             return None
-        alternatives: list[list[tuple[dict, str]]] = [[(node, pointer)]]
-        parts = [("allOf", [f"{pointer}/allOf/{i}"]) for i in range(len(node.get("allOf") or ()))]
-        for keyword in ("anyOf", "oneOf"):
-            if keyword in node:
-                parts.append(
-                    (keyword, [f"{pointer}/{keyword}/{i}" for i in range(len(node[keyword]))])
-                )
-        for keyword, part in parts:
-            if keyword == "oneOf":  # compiled as _one_of would (merging needs inner open)
-                terms = [self.term_at(at, False) for at in part]
-                if not on_objects or not self._pairwise_disjoint(terms, part, True):
-                    return None
-            union = []
-            for at in part:
-                found = self._object_alternatives(
-                    *self._resolved(at, exact=True), on_objects, within | {pointer}
-                )
-                if found is None:
-                    return None
-                union.extend(found)
-            alternatives = [[*mine, *theirs] for mine in alternatives for theirs in union]
+        alternatives: Alternatives = [[Source(node, pointer)] if says_of_objects(node) else []]
+        found = self._applicator_unions(node, pointer, on_objects, within | {pointer})
+        if found is None or None in found:
+            return None
+        unions = sorted((u for u in found if u is not None), key=len)  # prune early
+        for union in unions:
+            combined = (
+                self._simplified([*mine, *theirs]) for mine in alternatives for theirs in union
+            )
+            alternatives = [sources for sources in combined if sources is not None]
             if sum(len(sources) for sources in alternatives) > MAX_MERGED:
                 return None
         return alternatives
 
-    def _merged_value(self, key: str, sources: list[tuple[dict, str]]) -> Term:
+    def _applicator_unions(
+        self, node: dict, pointer: str, on_objects: bool, inside: frozenset[str]
+    ) -> list[Alternatives | None] | None:
+        """Per applicator of ``node``, the alternatives one of which an object meeting
+        it meets (None for one that is not plain); None when a ``oneOf`` cannot be
+        merged."""
+        unions = [
+            self._branch_alternatives(f"{pointer}/allOf/{i}", on_objects, inside)
+            for i in range(len(node.get("allOf") or ()))
+        ]
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in node:
+                part = [f"{pointer}/{keyword}/{i}" for i in range(len(node[keyword]))]
+                if keyword == "oneOf":  # compiled as _one_of would (merging needs inner open)
+                    terms = [self.term_at(at, False) for at in part]
+                    if not on_objects or not self._pairwise_disjoint(terms, part, True):
+                        return None
+                found = [self._branch_alternatives(at, on_objects, inside) for at in part]
+                union: Alternatives | None = []
+                for branch in found:
+                    union = None if union is None or branch is None else [*union, *branch]
+                unions.append(union)
+        if "not" in node:
+            unions.append(
+                condition_alternatives(node["not"], f"{pointer}/not", self._plain_ref, False)
+            )
+        if "if" in node and ("then" in node or "else" in node):
+            unions.append(self._conditional_alternatives(node, pointer, on_objects, inside))
+        return unions
+
+    def _branch_alternatives(
+        self, pointer: str, on_objects: bool, within: frozenset[str]
+    ) -> Alternatives | None:
+        return self._object_alternatives(*self.resolved(pointer, exact=True), on_objects, within)
+
+    def _conditional_alternatives(
+        self, node: dict, pointer: str, on_objects: bool, within: frozenset[str]
+    ) -> Alternatives | None:
+        """``if`` and ``then``, or the values failing ``if`` and ``else``."""
+        meets = condition_alternatives(node["if"], f"{pointer}/if", self._plain_ref, True)
+        fails = condition_alternatives(node["if"], f"{pointer}/if", self._plain_ref, False)
+        found: Alternatives = []
+        for keyword, condition in (("then", meets), ("else", fails)):
+            branch = (
+                self._branch_alternatives(f"{pointer}/{keyword}", on_objects, within)
+                if keyword in node
+                else [[]]
+            )
+            if condition is None or branch is None:
+                return None
+            found.extend([*a, *b] for a in condition for b in branch)
+        return found
+
+    def _plain_ref(self, pointer: str) -> tuple[object, str]:
+        return self.resolved(pointer, exact=True)
+
+    def _simplified(self, sources: list[Source]) -> list[Source] | None:
+        """``sources`` without repeats and without the negations the others imply, or
+        None when no value meets them all (no object does: a required key is
+        forbidden, or no value its schemas list is left; and no other value does)."""
+        sources = list({source.identity(): source for source in sources}.values())
+        kinds = set(VALUE_KINDS)
+        for source in sources:
+            kinds &= kinds_of(source.node.get("type"))
+        if not kinds:
+            return None
+        required = {r for source in sources for r in source.node.get("required") or ()}
+        implied: set[tuple] = set()
+        for name in required:
+            found = self._key_values(name, sources)
+            if found is None:
+                continue
+            listed, refused = found
+            if not listed and kinds == {"object"}:
+                return None
+            also_required = any(
+                name in (source.node.get("required") or ()) and source.negated != name
+                for source in sources
+            )
+            if listed:  # its negations refuse no value left: implied (one of them
+                first = 0 if also_required else 1  # stays, to keep the key required)
+                implied.update(source.identity() for source in refused[first:])
+        return [source for source in sources if source.identity() not in implied]
+
+    def _key_values(self, name: str, sources: list[Source]) -> tuple[list, list[Source]] | None:
+        """For a required key: the values its schemas list that its negations do not
+        refuse (empty when it is forbidden), and the sources negating it whose
+        refused values are listed; None when no source lists its values."""
+        listed: list | None = None
+        refused_values: list = []
+        negations: list[Source] = []
+        for source in sources:
+            schema = (source.node.get("properties") or {}).get(name, True)
+            if schema is False:
+                return [], []
+            if schema is True and source.negated != name:
+                continue
+            values = self._allowed_constants(source, name)
+            if values is None:
+                continue
+            if source.negated == name:
+                refused_values.extend(values)
+                negations.append(source)
+            elif listed is None:
+                listed = values
+            else:
+                listed = [v for v in listed if any(json_equal(v, u) for u in values)]
+        if listed is None:
+            return None
+        left = [v for v in listed if not any(json_equal(v, r) for r in refused_values)]
+        return left, negations
+
+    def _merged_value(self, key: str, sources: list[Source]) -> Term:
         """What every plain object schema of ``sources`` allows as the value of ``key``:
-        its property's schema, else its ``additionalProperties``, else anything."""
+        its property's schema (refused, where the source negates the key), else its
+        ``additionalProperties``, else anything."""
         values = []
-        for source, at in sources:
-            if key in (source.get("properties") or {}):
-                values.append(self.term_at(f"{at}/properties/{escape_token(key)}"))
-            elif "additionalProperties" in source:
-                values.append(self.term_at(f"{at}/additionalProperties"))
+        refused = self._refused_words(key, sources)
+        if refused is not None:
+            values.append(values_except(refused, self.ws_max))
+        for source in sources:
+            properties = source.node.get("properties") or {}
+            if key in properties:
+                schema = properties[key]
+                at = f"{source.pointer}/properties/{escape_token(key)}"
+                if source.negated == key:
+                    if refused is None:
+                        values.append(intersect(self.any, complement(self.term_at(at))))
+                elif isinstance(schema, bool):
+                    values.append(self.any if schema else EMPTY)
+                else:
+                    values.append(self.term_at(at))
+            elif "additionalProperties" in source.node:
+                values.append(self.term_at(f"{source.pointer}/additionalProperties"))
         values = [value for value in values if value is not self.any]
         return intersect(*values) if values else self.any
+
+    def _allowed_constants(self, source: Source, key: str) -> list | None:
+        """The values the schema of ``key`` in ``source`` allows, when it lists them:
+        those of ``const``/``enum`` it matches (its other keywords may refuse some)."""
+        listed = self._constants(source.node, source.pointer, key)
+        if listed is None:
+            return None
+        term = self.term_at(f"{source.pointer}/properties/{escape_token(key)}")
+        try:
+            return [v for v in listed if matches(term, json.dumps(v, ensure_ascii=False).encode())]
+        except KeyError:  # the schema recurses into a node still being compiled
+            return None
+
+    def _refused_words(self, key: str, sources: list[Source]) -> list | None:
+        """The values the sources negating ``key`` refuse, when there are some and
+        every one lists only strings, booleans and ``null`` (then one plain term says
+        what is left: ``values_except``); None otherwise."""
+        refused: list = []
+        for source in sources:
+            if source.negated == key:
+                listed = self._allowed_constants(source, key)
+                if listed is None or not all(is_word(v) for v in listed):
+                    return None
+                refused.extend(listed)
+        return refused or None
 
     def _additional_pointer(self, node: dict, pointer: str) -> str | None:
         if "additionalProperties" in node:
@@ -881,6 +1072,18 @@ class SchemaCompiler:
         values = [value for _, value in ways if value != self.any]
         value = intersect(*values) if values else self.any
         return member(intersect(key, *(keys for keys, _ in ways)), value, self.ws_max)
+
+
+def _unless_empty(value: Term) -> Term:
+    """``value``, or ``EMPTY`` when it is an intersection that provably matches nothing
+    (``fsm.satisfiable``): an object must not offer a key no value of which it takes,
+    and the liveness of the states inside the object never looks into its values."""
+    if not value.needs_liveness_check:
+        return value
+    try:
+        return EMPTY if empty_because(value) is not None else value
+    except KeyError:  # the value recurses into a node still being compiled
+        return value
 
 
 def _no_value_between(

@@ -21,10 +21,14 @@ ASSERTING = (
 
 PLAIN_OBJECT = frozenset(
     {"type", "properties", "required", "additionalProperties", "allOf", "anyOf", "oneOf"}
+    | {"minProperties", "maxProperties", "dependentRequired", "dependencies", "propertyNames"}
+    | {"not", "if", "then", "else"}
 )
-"""Keywords of a plain object schema (applicators of plain ones)."""
+"""Keywords of a plain object schema (applicators of plain ones; ``not`` and ``if``
+hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``;
+``dependencies`` when every entry is a list of keys)."""
 
-MAX_MERGED = 32
+MAX_MERGED = 128
 """Schemas an ``allOf`` merge may take in (nested ``allOf`` and references included)."""
 
 FIRST_BYTES = {
@@ -91,6 +95,11 @@ def plain_object(node: dict) -> bool:
         return False
     required = node.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return False
+    dependencies = node.get("dependencies", {})
+    if not isinstance(dependencies, dict) or not all(
+        isinstance(keys, list) for keys in dependencies.values()
+    ):
         return False
     return isinstance(node.get("additionalProperties", True), bool | dict)
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import json
 
-from fsm.json_schema.json_text import NULL, sequence, string_literal
+from fsm.json_schema.json_text import (
+    ANY_STRING,
+    NULL,
+    NUMBER,
+    any_array,
+    any_object,
+    sequence,
+    string_except,
+    string_literal,
+)
 from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.terms import EMPTY, Term, alt, cat, lexeme, literal, opt, plus
 
@@ -73,3 +82,27 @@ def number_term(value: int | float) -> Term:
         if whole == 0:
             forms.append(cat(literal(b"-0"), opt(cat(literal(b"."), plus(literal(b"0"))))))
     return alt(*forms)
+
+
+def is_word(value: object) -> bool:
+    """Whether ``value`` has one writing: a string, a boolean or ``null``."""
+    return value is None or isinstance(value, str | bool)
+
+
+def values_except(words: list, ws_max: int) -> Term:
+    """Any JSON value but the given strings, booleans and ``null`` (``is_word``): a
+    plain term, where a complement would need liveness searches."""
+    strings = [w for w in words if isinstance(w, str)]
+    booleans = [
+        lexeme(literal(b"true" if b else b"false"))
+        for b in (True, False)
+        if not any(w is b for w in words)
+    ]
+    return alt(
+        *([] if any(w is None for w in words) else [NULL]),
+        *booleans,
+        NUMBER,
+        string_except(strings) if strings else ANY_STRING,
+        any_array(ws_max),
+        any_object(ws_max),
+    )

@@ -462,11 +462,16 @@ def test_a_type_the_applicators_imply_is_not_intersected() -> None:
         agrees_with_oracle(implied, values)
     for kept in (
         {"type": "integer", "anyOf": [{"minimum": 3}, {"maximum": -3}]},  # 3.5 is no integer
-        {"type": "object", "minProperties": 1, "allOf": [{"$ref": "#/$defs/a"}], **defs},
+        {
+            "type": "object",
+            "patternProperties": {"^m": {"type": "string"}},  # not merged with allOf
+            "allOf": [{"$ref": "#/$defs/a"}],
+            **defs,
+        },
         {"type": "string", "not": {"maxLength": 2}},
     ):
         assert _holds_intersection(schema_term(kept)), kept
-        agrees_with_oracle(kept, [3, 3.5, -4, 0, *values, {"n": 1.5}])
+        agrees_with_oracle(kept, [3, 3.5, -4, 0, *values, {"n": 1.5}, {"m": 1}, {"m": "x"}])
 
 
 def test_all_of_plain_objects_is_one_object() -> None:

@@ -4,18 +4,16 @@ verdicts as jsonschema, no intersection left, and no state that can never close.
 from __future__ import annotations
 
 import json
-from itertools import permutations
 
 import jsonschema
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import fsm
-from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema import schema_term
 from fsm.json_schema.compile import matches
 from fsm.json_schema.key_rules import KeyRule, completable, fold_key_rules
-from fsm.terms import EMPTY, Term
+from fsm.terms import EMPTY
+from tests.fsm.object_liveness import assert_live_exactly_when_completable, can_be_completed
 
 KEYS = ["a", "b", "c", "d"]
 
@@ -60,34 +58,6 @@ def test_verdicts_match_jsonschema(schema: dict, values: list) -> None:
         assert matches(term, text) == validator.is_valid(value), (schema, value)
 
 
-BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
-
-
-def _can_be_completed(validator: jsonschema.Validator, members: dict) -> bool:
-    """Whether some valid object starts with ``members`` (more keys of ``KEYS`` after
-    them, valued 0: enough here, every rule and requirement names keys of ``KEYS``)."""
-    left = [key for key in KEYS if key not in members]
-    return any(
-        validator.is_valid({**members, **dict.fromkeys(more, 0)})
-        for size in range(len(left) + 1)
-        for more in permutations(left, size)
-    )
-
-
-def _assert_live_exactly_when_completable(schema: dict, term: Term, value: dict) -> None:
-    """After each member of ``value`` written as an open object text, the index of
-    ``term`` has a state exactly when some valid object continues it."""
-    validator = jsonschema.Draft202012Validator(schema)
-    index = fsm.TokenIndex(DerivativeAutomaton(term), BYTES)
-    members: dict = {}
-    for key, number in [(None, None), *value.items()]:
-        if key is not None:
-            members[key] = number
-        text = json.dumps(members, separators=(",", ":")).encode()[:-1]  # open
-        state = index.step_bytes(index.initial_state, text)
-        assert (state != fsm.DEAD) == _can_be_completed(validator, members), (schema, text)
-
-
 @settings(max_examples=200, deadline=None)
 @given(schemas(), st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=4))
 def test_an_object_state_is_live_exactly_when_it_can_be_completed(
@@ -97,7 +67,7 @@ def test_an_object_state_is_live_exactly_when_it_can_be_completed(
     valid object continues it: a key that breaks ``oneOf`` or ``not`` for good is
     refused where it is read, not left as a state that can never close."""
     assume(fold_key_rules(schema)[1])  # the folded path only
-    _assert_live_exactly_when_completable(schema, schema_term(schema), value)
+    assert_live_exactly_when_completable(schema, schema_term(schema), value, KEYS)
 
 
 def test_exact_one_of_required_compiles_to_a_plain_term() -> None:
@@ -184,9 +154,9 @@ def test_an_object_with_dependencies_is_live_exactly_when_it_can_be_completed(
     assert matches(term, json.dumps(value).encode()) == validator.is_valid(value)
     assert not term.needs_liveness_check  # no intersection: no state to search
     if term is EMPTY:
-        assert not _can_be_completed(validator, {})
+        assert not can_be_completed(validator, {}, KEYS, (0,))
         return
-    _assert_live_exactly_when_completable(schema, term, value)
+    assert_live_exactly_when_completable(schema, term, value, KEYS)
 
 
 def test_dependent_schemas_beside_other_key_set_rules_stay_intersections() -> None:

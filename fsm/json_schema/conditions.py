@@ -1,0 +1,148 @@
+"""Conditions (``if``, ``not``) as plain object schemas, so they merge instead of
+being intersected as complements.
+
+``if``/``then``/``else`` is ``(if & then) | (else & not if)`` and ``not`` is
+``any & not S``. Compiled as written, the complement of an object schema makes every
+state inside the object an intersection whose liveness must be searched, and on real
+schemas (a discriminator key, keys that exclude each other) those searches cost up to
+seconds per row. Most conditions only say which keys an object has and what their
+values are (``{"properties": {"kind": {"const": "a"}}, "required": ["kind"]}``). The
+values that meet such a condition are one plain object schema, and those that fail
+it a union of plain ones: a value of a type it refuses, an object without one of its
+required keys, or an object holding one of its named keys with a value that key's
+schema refuses (a complement inside one value, whose searches stay in that value).
+De Morgan's laws carry this through ``not`` and ``allOf``. The compiler merges these
+schemas with the rest of the node (``SchemaCompiler._object_alternatives``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import product
+from typing import NamedTuple
+
+from fsm.json_schema.node_facts import KINDS_OF_TYPE, asserting, kinds_of
+from fsm.json_schema.refs import escape_token
+
+CONDITION_KEYWORDS = frozenset({"type", "properties", "required", "not", "allOf"})
+"""Keywords of a condition read as plain object schemas (annotations aside)."""
+
+MAX_CONDITION_DEPTH = 8
+"""Nested ``not``/``allOf``/``$ref`` a condition may hold before it is left alone."""
+
+
+class Source(NamedTuple):
+    """A plain object schema an object must meet: ``node``, whose subschemas are at
+    ``pointer``. With ``negated``, the object holds that key (``node`` requires it) with
+    a value the key's schema at ``pointer`` refuses."""
+
+    node: dict
+    pointer: str
+    negated: str | None = None
+
+    def identity(self) -> tuple:
+        """Equal for sources that say the same: a pointer with its negated key and
+        the keywords taken from the node there (a synthetic source's pointer names
+        what it says)."""
+        return (self.pointer, self.negated, tuple(sorted(self.node)))
+
+
+Alternatives = list[list[Source]]
+"""Lists of sources; the values meeting every source of one list, united over lists."""
+
+Resolve = Callable[[str], tuple[object, str]]
+"""The node at a pointer after plain ``$ref`` chains, and its pointer."""
+
+
+def condition_alternatives(
+    node: object, pointer: str, resolve: Resolve, holds: bool, depth: int = 0
+) -> Alternatives | None:
+    """The values that meet ``node`` (``holds``) or fail it, as alternatives of plain
+    sources; None when ``node`` says more than ``CONDITION_KEYWORDS``."""
+    if isinstance(node, bool):
+        return [[]] if node == holds else []
+    if not isinstance(node, dict) or depth > MAX_CONDITION_DEPTH:
+        return None
+    said = asserting(node)
+    if said == {"$ref"} and isinstance(node["$ref"], str):
+        target, at = resolve(pointer)
+        if target is node:
+            return None
+        return condition_alternatives(target, at, resolve, holds, depth + 1)
+    all_of = node.get("allOf", [])
+    if said - CONDITION_KEYWORDS or not _plain_part_valid(node) or not isinstance(all_of, list):
+        return None
+    plain = {k: node[k] for k in ("type", "properties", "required") if k in node}
+    # (subschema, its pointer, whether it must hold for ``node`` to hold)
+    parts: list[tuple[object, str, bool]] = [
+        (branch, f"{pointer}/allOf/{i}", True) for i, branch in enumerate(all_of)
+    ]
+    if "not" in node:
+        parts.append((node["not"], f"{pointer}/not", False))
+    if holds:  # every part as it must be
+        found: Alternatives | None = [[Source(plain, pointer)] if says_of_objects(plain) else []]
+        for sub, at, must in parts:
+            meets = condition_alternatives(sub, at, resolve, must, depth + 1)
+            found = None if found is None or meets is None else _product(found, meets)
+        return found
+    failing = _failing_plain(plain, pointer)  # one part not as it must be
+    for sub, at, must in parts:
+        fails = condition_alternatives(sub, at, resolve, not must, depth + 1)
+        failing = None if failing is None or fails is None else [*failing, *fails]
+    return failing
+
+
+def says_of_objects(node: dict) -> bool:
+    """Whether the plain object schema ``node`` says anything as a source (its
+    applicators aside): a node holding only applicators adds nothing to a merge."""
+    return any(k in node for k in _SAID_OF_OBJECTS)
+
+
+_SAID_OF_OBJECTS = (
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependencies",
+    "propertyNames",
+)
+
+
+def _product(first: Alternatives, second: Alternatives) -> Alternatives:
+    return [[*a, *b] for a, b in product(first, second)]
+
+
+def _plain_part_valid(node: dict) -> bool:
+    if "type" in node and not kinds_of(node["type"]):
+        return False
+    required = node.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return False
+    return isinstance(node.get("properties", {}), dict)
+
+
+def _failing_plain(plain: dict, pointer: str) -> Alternatives | None:
+    """The values failing ``type``, ``required`` and ``properties`` of ``plain``: one
+    alternative per way to fail; None when the types refused split the numbers
+    (integers but not the others: no plain schema says that)."""
+    kinds = kinds_of(plain.get("type"))
+    failing: Alternatives = []
+    refused = [name for name, of in KINDS_OF_TYPE.items() if name != "integer" and not of <= kinds]
+    if refused:
+        if "integer" in kinds and "fraction" not in kinds:
+            return None
+        failing.append([Source({"type": refused}, f"#kinds/{'/'.join(refused)}")])
+    if "object" not in kinds:
+        return failing  # every object already fails through its type
+    for name in dict.fromkeys(plain.get("required", [])):
+        absent = {"type": "object", "properties": {name: False}}
+        failing.append([Source(absent, f"#absent/{escape_token(name)}")])
+    for name, schema in plain.get("properties", {}).items():
+        if schema is True or (isinstance(schema, dict) and not asserting(schema)):
+            continue  # every value meets it
+        node = {"type": "object", "required": [name], "properties": {name: True}}
+        failing.append([Source(node, pointer, negated=name)])
+    return failing
