@@ -42,6 +42,7 @@ COMPILED = (
     "completion",
     "prefixed",
     "json_schema.compile",
+    "json_schema.conditions",
     "json_schema.objects",
     "json_schema.arrays",
     "json_schema.strings",

@@ -23,6 +23,7 @@ from itertools import product
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
 from fsm.json_schema.conditions import (
+    OBJECTS_ONLY,
     Alternatives,
     Source,
     condition_alternatives,
@@ -901,7 +902,10 @@ class SchemaCompiler:
             if listed:  # its negations refuse no value left: implied (one of them
                 first = 0 if also_required else 1  # stays, to keep the key required)
                 implied.update(source.identity() for source in refused[first:])
-        return [source for source in sources if source.identity() not in implied]
+        if not implied:
+            return sources
+        kept = [source for source in sources if source.identity() not in implied]
+        return [*kept, OBJECTS_ONLY]  # what the negations said beside their values
 
     def _key_values(self, name: str, sources: list[Source]) -> tuple[list, list[Source]] | None:
         """For a required key: the values its schemas list that its negations do not

@@ -47,6 +47,9 @@ class Source(NamedTuple):
         return (self.pointer, self.negated, tuple(sorted(self.node)))
 
 
+OBJECTS_ONLY = Source({"type": "object"}, "#kinds/object")
+"""A source admitting objects only, and saying nothing of them."""
+
 Alternatives = list[list[Source]]
 """Lists of sources; the values meeting every source of one list, united over lists."""
 

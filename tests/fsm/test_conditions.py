@@ -3,8 +3,6 @@ the same verdicts as jsonschema, and no object state that can never close."""
 
 from __future__ import annotations
 
-import json
-
 import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +11,11 @@ from fsm.json_schema import schema_term
 from fsm.json_schema.compile import SchemaCompiler, matches
 from fsm.json_schema.conditions import Source, condition_alternatives
 from fsm.terms import EMPTY
-from tests.fsm.object_liveness import assert_live_exactly_when_completable, can_be_completed
+from tests.fsm.schema_checks import (
+    assert_live_exactly_when_completable,
+    assert_verdicts_match_jsonschema,
+    can_be_completed,
+)
 
 KEYS = ["a", "b", "c"]
 VALUES = ["x", "y", None, True]
@@ -107,14 +109,10 @@ instances = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(conditional_schemas(), st.lists(instances, min_size=1, max_size=8))
 def test_verdicts_match_jsonschema(schema: dict, values: list) -> None:
-    term = schema_term(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    for value in values:
-        text = json.dumps(value).encode()
-        assert matches(term, text) == validator.is_valid(value), (schema, value)
+    assert_verdicts_match_jsonschema(schema, values)
 
 
 @settings(max_examples=150, deadline=None)
@@ -140,6 +138,12 @@ def _alternatives(schema: dict) -> list[list[Source]] | None:
     return compiler._object_alternatives(schema, "", True, frozenset())
 
 
+def _assert_merged(schema: dict, alternatives: int) -> None:
+    """``schema`` merges into that many objects."""
+    found = _alternatives(schema)
+    assert found is not None and len(found) == alternatives
+
+
 def test_keys_that_exclude_each_other_merge_into_one_object_per_key() -> None:
     """``allOf`` of "if this key is set, the others are null" (as in Prometheus's
     configuration schema) is one alternative per key set, plus none set: the
@@ -156,12 +160,10 @@ def test_keys_that_exclude_each_other_merge_into_one_object_per_key() -> None:
             for key in keys
         ],
     }
-    found = _alternatives(schema)
-    assert found is not None and len(found) == len(keys) + 1
-    term = schema_term(schema)
-    assert matches(term, b'{"oauth2":"t","basic_auth":null}')
-    assert not matches(term, b'{"oauth2":"t","basic_auth":"u"}')
-    assert matches(term, b"{}")
+    _assert_merged(schema, len(keys) + 1)
+    assert_verdicts_match_jsonschema(
+        schema, [{"oauth2": "t", "basic_auth": None}, {"oauth2": "t", "basic_auth": "u"}, {}]
+    )
 
 
 def test_a_discriminator_keeps_one_alternative_per_value() -> None:
@@ -175,13 +177,10 @@ def test_a_discriminator_keeps_one_alternative_per_value() -> None:
             for v in values
         ],
     }
-    found = _alternatives(schema)
-    assert found is not None and len(found) == len(values) + 2
-    term = schema_term(schema)
-    assert matches(term, b'{"kind":"b","b_id":1}')
-    assert not matches(term, b'{"kind":"b","a_id":1}')
-    assert matches(term, b'{"kind":"z"}')
-    assert not matches(term, b"{}")  # kind absent: every ``if`` holds
+    _assert_merged(schema, len(values) + 2)
+    assert_verdicts_match_jsonschema(  # the last: kind absent, every ``if`` holds
+        schema, [{"kind": "b", "b_id": 1}, {"kind": "b", "a_id": 1}, {"kind": "z"}, {}]
+    )
 
 
 def test_conditions_beyond_plain_keywords_are_left_to_complements() -> None:
@@ -221,14 +220,19 @@ def test_member_counts_dependencies_and_key_names_merge_with_all_of() -> None:
         "dependentRequired": {"a": ["b"]},
         "allOf": [{"properties": {"a": {"type": "string"}}}, {"maxProperties": 2}],
     }
-    assert _alternatives(schema) is not None
-    term = schema_term(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    for value in [
-        {"a": "x", "b": 1},
-        {"a": "x", "c": 1},
-        {"b": 1, "c": 2},
-        {"b": 1},
-        {"d": 1, "b": 2},
-    ]:
-        assert matches(term, json.dumps(value).encode()) == validator.is_valid(value), value
+    _assert_merged(schema, 1)
+    values = [{"a": "x", "b": 1}, {"a": "x", "c": 1}, {"b": 1, "c": 2}, {"b": 1}, {"d": 1}]
+    assert_verdicts_match_jsonschema(schema, values)
+
+
+def test_a_negation_dropped_as_implied_still_refuses_non_objects() -> None:
+    """``not {properties: {a: {const: null}}}`` with ``a`` required and listed as "x":
+    the negation of ``a`` says nothing more of its value, but only objects fail the
+    condition, so ``0`` (which meets it) stays refused."""
+    schema = {
+        "properties": {"a": {"const": "x"}},
+        "required": ["a"],
+        "not": {"properties": {"a": {"const": None}}},
+    }
+    _assert_merged(schema, 1)
+    assert_verdicts_match_jsonschema(schema, [0, "s", None, {"a": "x"}, {"a": None}, {}])

@@ -13,7 +13,11 @@ from fsm.json_schema import schema_term
 from fsm.json_schema.compile import matches
 from fsm.json_schema.key_rules import KeyRule, completable, fold_key_rules
 from fsm.terms import EMPTY
-from tests.fsm.object_liveness import assert_live_exactly_when_completable, can_be_completed
+from tests.fsm.schema_checks import (
+    assert_live_exactly_when_completable,
+    assert_verdicts_match_jsonschema,
+    can_be_completed,
+)
 
 KEYS = ["a", "b", "c", "d"]
 
@@ -51,11 +55,7 @@ instances = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(schemas(), st.lists(instances, min_size=1, max_size=8))
 def test_verdicts_match_jsonschema(schema: dict, values: list) -> None:
-    term = schema_term(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    for value in values:
-        text = json.dumps(value).encode()
-        assert matches(term, text) == validator.is_valid(value), (schema, value)
+    assert_verdicts_match_jsonschema(schema, values)
 
 
 @settings(max_examples=200, deadline=None)

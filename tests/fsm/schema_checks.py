@@ -1,4 +1,5 @@
-"""Checks that an object's states are live exactly when a valid object continues them."""
+"""Checks of a compiled schema against jsonschema: verdicts, and object states live
+exactly when a valid object continues them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import jsonschema
 
 import fsm
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.terms import Term
+from fsm.json_schema import schema_term
+from fsm.terms import Term, matches
 
 BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
 
@@ -45,3 +47,12 @@ def assert_live_exactly_when_completable(
         state = index.step_bytes(index.initial_state, text)
         completable = can_be_completed(validator, members, keys, values)
         assert (state != fsm.DEAD) == completable, (schema, text)
+
+
+def assert_verdicts_match_jsonschema(schema: dict, values: list) -> None:
+    """The compiled ``schema`` accepts each of ``values`` exactly when jsonschema does."""
+    term = schema_term(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in values:
+        text = json.dumps(value).encode()
+        assert matches(term, text) == validator.is_valid(value), (schema, value)
