@@ -892,32 +892,35 @@ class SchemaCompiler:
             found = self._key_values(name, sources)
             if found is None:
                 continue
-            listed, refused = found
-            if not listed and kinds == {"object"}:
+            listed, left, negations = found
+            if not left and kinds == {"object"}:
                 return None
             also_required = any(
                 name in (source.node.get("required") or ()) and source.negated != name
                 for source in sources
             )
-            if listed:  # its negations refuse no value left: implied (one of them
-                first = 0 if also_required else 1  # stays, to keep the key required)
-                implied.update(source.identity() for source in refused[first:])
+            if left and len(left) == len(listed):  # its negations refuse no listed
+                first = 0 if also_required else 1  # value: implied (one stays, to keep
+                implied.update(s.identity() for s in negations[first:])  # it required)
         if not implied:
             return sources
         kept = [source for source in sources if source.identity() not in implied]
         return [*kept, OBJECTS_ONLY]  # what the negations said beside their values
 
-    def _key_values(self, name: str, sources: list[Source]) -> tuple[list, list[Source]] | None:
-        """For a required key: the values its schemas list that its negations do not
-        refuse (empty when it is forbidden), and the sources negating it whose
-        refused values are listed; None when no source lists its values."""
+    def _key_values(
+        self, name: str, sources: list[Source]
+    ) -> tuple[list, list, list[Source]] | None:
+        """For a required key: the values all its listing schemas allow, those of them
+        its negations do not refuse (none when it is forbidden), and the sources
+        negating it whose refused values are listed; None when no source lists its
+        values."""
         listed: list | None = None
         refused_values: list = []
         negations: list[Source] = []
         for source in sources:
             schema = (source.node.get("properties") or {}).get(name, True)
             if schema is False:
-                return [], []
+                return [], [], []
             if schema is True and source.negated != name:
                 continue
             values = self._allowed_constants(source, name)
@@ -933,7 +936,7 @@ class SchemaCompiler:
         if listed is None:
             return None
         left = [v for v in listed if not any(json_equal(v, r) for r in refused_values)]
-        return left, negations
+        return listed, left, negations
 
     def _merged_value(self, key: str, sources: list[Source]) -> Term:
         """What every plain object schema of ``sources`` allows as the value of ``key``:

@@ -11,7 +11,7 @@ values that meet such a condition are one plain object schema, and those that fa
 it a union of plain ones: a value of a type it refuses, an object without one of its
 required keys, or an object holding one of its named keys with a value that key's
 schema refuses (a complement inside one value, whose searches stay in that value).
-De Morgan's laws carry this through ``not`` and ``allOf``. The compiler merges these
+De Morgan's laws carry this through ``not``, ``allOf`` and ``anyOf``. The compiler merges these
 schemas with the rest of the node (``SchemaCompiler._object_alternatives``).
 """
 
@@ -24,11 +24,16 @@ from typing import NamedTuple
 from fsm.json_schema.node_facts import KINDS_OF_TYPE, asserting, kinds_of
 from fsm.json_schema.refs import escape_token
 
-CONDITION_KEYWORDS = frozenset({"type", "properties", "required", "not", "allOf"})
+CONDITION_KEYWORDS = frozenset({"type", "properties", "required", "not", "allOf", "anyOf"})
 """Keywords of a condition read as plain object schemas (annotations aside)."""
 
 MAX_CONDITION_DEPTH = 8
-"""Nested ``not``/``allOf``/``$ref`` a condition may hold before it is left alone."""
+"""Nested ``not``/``allOf``/``anyOf``/``$ref`` a condition may hold before it is left
+alone."""
+
+MAX_CONDITION_ALTERNATIVES = 256
+"""Alternatives a condition may be written as (the ways an ``anyOf`` fails multiply)
+before it is left alone."""
 
 
 class Source(NamedTuple):
@@ -72,8 +77,10 @@ def condition_alternatives(
         if target is node:
             return None
         return condition_alternatives(target, at, resolve, holds, depth + 1)
-    all_of = node.get("allOf", [])
-    if said - CONDITION_KEYWORDS or not _plain_part_valid(node) or not isinstance(all_of, list):
+    all_of, any_of = node.get("allOf", []), node.get("anyOf", [])
+    if said - CONDITION_KEYWORDS or not _plain_part_valid(node):
+        return None
+    if not isinstance(all_of, list) or not isinstance(any_of, list):
         return None
     plain = {k: node[k] for k in ("type", "properties", "required") if k in node}
     # (subschema, its pointer, whether it must hold for ``node`` to hold)
@@ -82,17 +89,64 @@ def condition_alternatives(
     ]
     if "not" in node:
         parts.append((node["not"], f"{pointer}/not", False))
-    if holds:  # every part as it must be
-        found: Alternatives | None = [[Source(plain, pointer)] if says_of_objects(plain) else []]
-        for sub, at, must in parts:
-            meets = condition_alternatives(sub, at, resolve, must, depth + 1)
-            found = None if found is None or meets is None else _product(found, meets)
-        return found
-    failing = _failing_plain(plain, pointer)  # one part not as it must be
+    branches = [(branch, f"{pointer}/anyOf/{i}") for i, branch in enumerate(any_of)]
+    if "anyOf" in node and not branches:
+        return None  # an empty ``anyOf`` is no schema
+    meeting_or_failing = _meeting if holds else _failing
+    found = meeting_or_failing(plain, pointer, parts, branches, resolve, depth)
+    return None if found is None or len(found) > MAX_CONDITION_ALTERNATIVES else found
+
+
+def _meeting(
+    plain: dict,
+    pointer: str,
+    parts: list[tuple[object, str, bool]],
+    branches: list[tuple[object, str]],
+    resolve: Resolve,
+    depth: int,
+) -> Alternatives | None:
+    """Every part as it must be, and some branch of ``anyOf``."""
+    found: Alternatives | None = [[Source(plain, pointer)] if says_of_objects(plain) else []]
+    for sub, at, must in parts:
+        meets = condition_alternatives(sub, at, resolve, must, depth + 1)
+        found = None if found is None or meets is None else _product(found, meets)
+    if branches:
+        each = _each(branches, resolve, True, depth)
+        some = None if each is None else [a for meets in each for a in meets]
+        found = None if found is None or some is None else _product(found, some)
+    return found
+
+
+def _failing(
+    plain: dict,
+    pointer: str,
+    parts: list[tuple[object, str, bool]],
+    branches: list[tuple[object, str]],
+    resolve: Resolve,
+    depth: int,
+) -> Alternatives | None:
+    """One part not as it must be, or every branch of ``anyOf`` failing."""
+    failing = _failing_plain(plain, pointer)
     for sub, at, must in parts:
         fails = condition_alternatives(sub, at, resolve, not must, depth + 1)
         failing = None if failing is None or fails is None else [*failing, *fails]
+    if branches:
+        each = _each(branches, resolve, False, depth)
+        every: Alternatives | None = None if each is None else [[]]
+        for fails in each or []:
+            every = None if every is None else _product(every, fails)
+            if every is not None and len(every) > MAX_CONDITION_ALTERNATIVES:
+                return None
+        failing = None if failing is None or every is None else [*failing, *every]
     return failing
+
+
+def _each(
+    branches: list[tuple[object, str]], resolve: Resolve, holds: bool, depth: int
+) -> list[Alternatives] | None:
+    """Per branch, the values meeting (``holds``) or failing it; None if one is not plain."""
+    found = [condition_alternatives(b, at, resolve, holds, depth + 1) for b, at in branches]
+    return None if any(f is None for f in found) else [f for f in found if f is not None]
 
 
 def says_of_objects(node: dict) -> bool:

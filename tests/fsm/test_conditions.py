@@ -40,11 +40,12 @@ key_lists = st.lists(st.sampled_from(KEYS), max_size=2, unique=True)
 @st.composite
 def conditions(draw: st.DrawFn, depth: int = 0) -> object:
     """Schemas ``conditions.condition_alternatives`` writes out: types, properties,
-    required keys, ``not`` and ``allOf`` of such."""
+    required keys, ``not``, ``allOf`` and ``anyOf`` of such."""
     if depth < 2 and draw(st.integers(0, 5)) == 0:
         return {"not": draw(conditions(depth + 1))}
-    if depth < 2 and draw(st.integers(0, 7)) == 0:
-        return {"allOf": draw(st.lists(conditions(depth + 1), min_size=1, max_size=2))}
+    if depth < 2 and draw(st.integers(0, 5)) == 0:
+        keyword = draw(st.sampled_from(["allOf", "anyOf"]))
+        return {keyword: draw(st.lists(conditions(depth + 1), min_size=1, max_size=2))}
     node: dict = {}
     if draw(st.integers(0, 3)) == 0:
         node["type"] = draw(st.sampled_from(["object", ["object", "null"], "string"]))
@@ -236,3 +237,27 @@ def test_a_negation_dropped_as_implied_still_refuses_non_objects() -> None:
     }
     _assert_merged(schema, 1)
     assert_verdicts_match_jsonschema(schema, [0, "s", None, {"a": "x"}, {"a": None}, {}])
+
+
+def test_none_of_these_keys_merges() -> None:
+    """``not: {anyOf: [{required: [a]}, {required: [b]}]}`` ("neither key") fails
+    exactly when both keys are absent: one object, the two keys forbidden."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {}, "b": {}, "c": {"type": "string"}},
+        "not": {"anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+    }
+    _assert_merged(schema, 1)
+    values = [{"c": "x"}, {"a": 1}, {"b": 1, "c": "x"}, {}, {"c": 1}]
+    assert_verdicts_match_jsonschema(schema, values)
+
+
+def test_a_negation_refusing_one_listed_value_is_kept() -> None:
+    """``a`` required and listed as "x" or "y", and not "x": the negation is not implied
+    by the listed values (one of them it refuses), so ``{"a": "x"}`` stays refused."""
+    schema = {
+        "properties": {"a": {"enum": ["x", "y"]}},
+        "required": ["a"],
+        "not": {"properties": {"a": {"const": "x"}}},
+    }
+    assert_verdicts_match_jsonschema(schema, [{"a": "x"}, {"a": "y"}, {"a": "z"}, {}, 0])
