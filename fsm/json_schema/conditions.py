@@ -83,55 +83,50 @@ def condition_alternatives(
     if not isinstance(all_of, list) or not isinstance(any_of, list):
         return None
     plain = {k: node[k] for k in ("type", "properties", "required") if k in node}
-    # (subschema, its pointer, whether it must hold for ``node`` to hold)
-    parts: list[tuple[object, str, bool]] = [
-        (branch, f"{pointer}/allOf/{i}", True) for i, branch in enumerate(all_of)
-    ]
+    parts = [(branch, f"{pointer}/allOf/{i}", True) for i, branch in enumerate(all_of)]
     if "not" in node:
         parts.append((node["not"], f"{pointer}/not", False))
     branches = [(branch, f"{pointer}/anyOf/{i}") for i, branch in enumerate(any_of)]
     if "anyOf" in node and not branches:
         return None  # an empty ``anyOf`` is no schema
-    meeting_or_failing = _meeting if holds else _failing
-    found = meeting_or_failing(plain, pointer, parts, branches, resolve, depth)
+    condition = _Condition(plain, pointer, parts, branches)
+    found = (_meeting if holds else _failing)(condition, resolve, depth)
     return None if found is None or len(found) > MAX_CONDITION_ALTERNATIVES else found
 
 
-def _meeting(
-    plain: dict,
-    pointer: str,
-    parts: list[tuple[object, str, bool]],
-    branches: list[tuple[object, str]],
-    resolve: Resolve,
-    depth: int,
-) -> Alternatives | None:
+class _Condition(NamedTuple):
+    """A condition taken apart: its plain part (at ``pointer``), its ``allOf`` and
+    ``not`` subschemas as (schema, pointer, whether it must hold for the condition to
+    hold), and its ``anyOf`` branches as (schema, pointer)."""
+
+    plain: dict
+    pointer: str
+    parts: list[tuple[object, str, bool]]
+    branches: list[tuple[object, str]]
+
+
+def _meeting(condition: _Condition, resolve: Resolve, depth: int) -> Alternatives | None:
     """Every part as it must be, and some branch of ``anyOf``."""
+    plain, pointer = condition.plain, condition.pointer
     found: Alternatives | None = [[Source(plain, pointer)] if says_of_objects(plain) else []]
-    for sub, at, must in parts:
+    for sub, at, must in condition.parts:
         meets = condition_alternatives(sub, at, resolve, must, depth + 1)
         found = None if found is None or meets is None else _product(found, meets)
-    if branches:
-        each = _each(branches, resolve, True, depth)
+    if condition.branches:
+        each = _each(condition.branches, resolve, True, depth)
         some = None if each is None else [a for meets in each for a in meets]
         found = None if found is None or some is None else _product(found, some)
     return found
 
 
-def _failing(
-    plain: dict,
-    pointer: str,
-    parts: list[tuple[object, str, bool]],
-    branches: list[tuple[object, str]],
-    resolve: Resolve,
-    depth: int,
-) -> Alternatives | None:
+def _failing(condition: _Condition, resolve: Resolve, depth: int) -> Alternatives | None:
     """One part not as it must be, or every branch of ``anyOf`` failing."""
-    failing = _failing_plain(plain, pointer)
-    for sub, at, must in parts:
+    failing = _failing_plain(condition.plain, condition.pointer)
+    for sub, at, must in condition.parts:
         fails = condition_alternatives(sub, at, resolve, not must, depth + 1)
         failing = None if failing is None or fails is None else [*failing, *fails]
-    if branches:
-        each = _each(branches, resolve, False, depth)
+    if condition.branches:
+        each = _each(condition.branches, resolve, False, depth)
         every: Alternatives | None = None if each is None else [[]]
         for fails in each or []:
             every = None if every is None else _product(every, fails)
