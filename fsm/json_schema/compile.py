@@ -27,6 +27,7 @@ from fsm.json_schema.conditions import (
     Alternatives,
     Source,
     condition_alternatives,
+    kinds_met,
     says_of_objects,
 )
 from fsm.json_schema.json_text import (
@@ -61,9 +62,7 @@ from fsm.json_schema.node_facts import (
     FIRST_BYTES,
     KINDS_OF_TYPE,
     MAX_MERGED,
-    VALUE_KINDS,
     asserting,
-    kinds_of,
     only_constrains_objects,
     only_objects,
     plain_object,
@@ -145,6 +144,7 @@ class SchemaCompiler:
         self.any = any_value(whitespace_max)
         self._ignored = ignored_by_draft(self.draft)
         self._terms: dict[tuple[str, bool], Term] = {}
+        self._allowed: dict[str, list | None] = {}  # _allowed_constants by pointer
         self._active: dict[tuple[str, bool], int] = {}
         self._guards = 0
 
@@ -749,20 +749,11 @@ class SchemaCompiler:
                 for source in sources
                 if "propertyNames" in source.node
             ]
+            names = intersect(*name_terms) if name_terms else None
             named = [
-                (
-                    name,
-                    EMPTY
-                    if closed_names is not None and name not in closed_names
-                    else self._merged_value(name, sources),
-                )
+                (name, self._merged_key_value(name, sources, closed_names, names))
                 for name in named_keys
             ]
-        names = intersect(*name_terms) if name_terms else None
-        named = [
-            (name, EMPTY if names is not None and not matches(names, encode_string(name)) else v)
-            for name, v in ((name, _unless_empty(value)) for name, value in named)
-        ]
         other = intersect(*additional) if additional else self.any
         maxima = [count(s.node.get("maxProperties"), None) for s in sources]
         shape = ObjectShape(
@@ -770,22 +761,35 @@ class SchemaCompiler:
             named=tuple(named),
             required=frozenset(required),
             other_member=self._other_keys(closed_names, named_keys, [], other, names),
-            min_properties=max([count(s.node.get("minProperties"), 0) for s in sources] or [0]),
+            min_properties=max((count(s.node.get("minProperties"), 0) for s in sources), default=0),
             max_properties=min((m for m in maxima if m is not None), default=None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
             ws_max=self.ws_max,
         )
         forbidden = any(value is EMPTY and name in required for name, value in named)
         objects = EMPTY if forbidden else object_term(shape)
-        kinds = set(VALUE_KINDS)
-        for source in sources:
-            kinds &= kinds_of(source.node.get("type"))
+        kinds = kinds_met(sources)
         others = [
             self._type_term(name, {}, key, None, ())
             for name in ("null", "boolean", "integer", "number", "string", "array")
             if KINDS_OF_TYPE[name] <= kinds and not (name == "integer" and "fraction" in kinds)
         ]
         return alt(*others, *([objects] if "object" in kinds else []))
+
+    def _merged_key_value(
+        self,
+        name: str,
+        sources: list[Source],
+        closed_names: frozenset[str] | None,
+        names: Term | None,
+    ) -> Term:
+        """The value of key ``name`` in the merged object: ``EMPTY`` where the object is
+        closed to it, its name is refused, or no value meets every source."""
+        if closed_names is not None and name not in closed_names:
+            return EMPTY
+        if names is not None and not matches(names, encode_string(name)):
+            return EMPTY
+        return _unless_empty(self._merged_value(name, sources))
 
     def _object_alternatives(
         self, node: object, pointer: str, on_objects: bool, within: frozenset[str]
@@ -807,11 +811,10 @@ class SchemaCompiler:
         if not isinstance(node, dict) or not plain_object(node) or pointer in within:
             return None
         alternatives: Alternatives = [[Source(node, pointer)] if says_of_objects(node) else []]
-        found = self._applicator_unions(node, pointer, on_objects, within | {pointer})
-        if found is None or None in found:
+        unions = self._applicator_unions(node, pointer, on_objects, within | {pointer})
+        if unions is None:
             return None
-        unions = sorted((u for u in found if u is not None), key=len)  # prune early
-        for union in unions:
+        for union in sorted(unions, key=len):  # the smallest first: they prune early
             combined = (
                 self._simplified([*mine, *theirs]) for mine in alternatives for theirs in union
             )
@@ -822,11 +825,10 @@ class SchemaCompiler:
 
     def _applicator_unions(
         self, node: dict, pointer: str, on_objects: bool, inside: frozenset[str]
-    ) -> list[Alternatives | None] | None:
+    ) -> list[Alternatives] | None:
         """Per applicator of ``node``, the alternatives one of which an object meeting
-        it meets (None for one that is not plain); None when a ``oneOf`` cannot be
-        merged."""
-        unions = [
+        it meets; None when one of them is not plain (or a ``oneOf`` not disjoint)."""
+        unions: list[Alternatives | None] = [
             self._branch_alternatives(f"{pointer}/allOf/{i}", on_objects, inside)
             for i in range(len(node.get("allOf") or ()))
         ]
@@ -848,7 +850,8 @@ class SchemaCompiler:
             )
         if "if" in node and ("then" in node or "else" in node):
             unions.append(self._conditional_alternatives(node, pointer, on_objects, inside))
-        return unions
+        plain = [union for union in unions if union is not None]
+        return plain if len(plain) == len(unions) else None
 
     def _branch_alternatives(
         self, pointer: str, on_objects: bool, within: frozenset[str]
@@ -881,9 +884,7 @@ class SchemaCompiler:
         None when no value meets them all (no object does: a required key is
         forbidden, or no value its schemas list is left; and no other value does)."""
         sources = list({source.identity(): source for source in sources}.values())
-        kinds = set(VALUE_KINDS)
-        for source in sources:
-            kinds &= kinds_of(source.node.get("type"))
+        kinds = kinds_met(sources)
         if not kinds:
             return None
         required = {r for source in sources for r in source.node.get("required") or ()}
@@ -966,14 +967,20 @@ class SchemaCompiler:
     def _allowed_constants(self, source: Source, key: str) -> list | None:
         """The values the schema of ``key`` in ``source`` allows, when it lists them:
         those of ``const``/``enum`` it matches (its other keywords may refuse some)."""
+        at = f"{source.pointer}/properties/{escape_token(key)}"
+        if at in self._allowed:  # asked again for every product an alternative joins
+            return self._allowed[at]
         listed = self._constants(source.node, source.pointer, key)
-        if listed is None:
-            return None
-        term = self.term_at(f"{source.pointer}/properties/{escape_token(key)}")
-        try:
-            return [v for v in listed if matches(term, json.dumps(v, ensure_ascii=False).encode())]
-        except KeyError:  # the schema recurses into a node still being compiled
-            return None
+        if listed is not None:
+            term = self.term_at(at)
+            try:
+                listed = [
+                    v for v in listed if matches(term, json.dumps(v, ensure_ascii=False).encode())
+                ]
+            except KeyError:  # the schema recurses into a node still being compiled
+                return None  # (asked again later, when it may be)
+        self._allowed[at] = listed
+        return listed
 
     def _refused_words(self, key: str, sources: list[Source]) -> list | None:
         """The values the sources negating ``key`` refuse, when there are some and

@@ -11,8 +11,8 @@ values that meet such a condition are one plain object schema, and those that fa
 it a union of plain ones: a value of a type it refuses, an object without one of its
 required keys, or an object holding one of its named keys with a value that key's
 schema refuses (a complement inside one value, whose searches stay in that value).
-De Morgan's laws carry this through ``not``, ``allOf`` and ``anyOf``. The compiler merges these
-schemas with the rest of the node (``SchemaCompiler._object_alternatives``).
+De Morgan's laws carry this through ``not``, ``allOf`` and ``anyOf``. The compiler
+merges these schemas with the rest of the node (``SchemaCompiler._object_alternatives``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from collections.abc import Callable
 from itertools import product
 from typing import NamedTuple
 
-from fsm.json_schema.node_facts import KINDS_OF_TYPE, asserting, kinds_of
+from fsm.json_schema.node_facts import (
+    KINDS_OF_TYPE,
+    OBJECT_SOURCE,
+    VALUE_KINDS,
+    asserting,
+    kinds_of,
+)
 from fsm.json_schema.refs import escape_token
 
 CONDITION_KEYWORDS = frozenset({"type", "properties", "required", "not", "allOf", "anyOf"})
@@ -147,20 +153,15 @@ def _each(
 def says_of_objects(node: dict) -> bool:
     """Whether the plain object schema ``node`` says anything as a source (its
     applicators aside): a node holding only applicators adds nothing to a merge."""
-    return any(k in node for k in _SAID_OF_OBJECTS)
+    return not OBJECT_SOURCE.isdisjoint(node)
 
 
-_SAID_OF_OBJECTS = (
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "minProperties",
-    "maxProperties",
-    "dependentRequired",
-    "dependencies",
-    "propertyNames",
-)
+def kinds_met(sources: list[Source]) -> set[str]:
+    """The kinds of value (``node_facts.VALUE_KINDS``) every source admits."""
+    kinds = set(VALUE_KINDS)
+    for source in sources:
+        kinds &= kinds_of(source.node.get("type"))
+    return kinds
 
 
 def _product(first: Alternatives, second: Alternatives) -> Alternatives:

@@ -19,14 +19,16 @@ ASSERTING = (
 )
 """Keywords the compiler acts on (any other is an annotation to it)."""
 
-PLAIN_OBJECT = frozenset(
-    {"type", "properties", "required", "additionalProperties", "allOf", "anyOf", "oneOf"}
-    | {"minProperties", "maxProperties", "dependentRequired", "dependencies", "propertyNames"}
-    | {"not", "if", "then", "else"}
+OBJECT_SOURCE = frozenset(
+    {"type", "properties", "required", "additionalProperties", "propertyNames"}
+    | {"minProperties", "maxProperties", "dependentRequired", "dependencies"}
 )
+"""Keywords a plain object schema says of the object itself (``dependencies`` when
+every entry is a list of keys): what a merged object takes from each schema."""
+
+PLAIN_OBJECT = OBJECT_SOURCE | {"allOf", "anyOf", "oneOf", "not", "if", "then", "else"}
 """Keywords of a plain object schema (applicators of plain ones; ``not`` and ``if``
-hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``;
-``dependencies`` when every entry is a list of keys)."""
+hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``)."""
 
 MAX_MERGED = 128
 """Schemas an ``allOf`` merge may take in (nested ``allOf`` and references included)."""
