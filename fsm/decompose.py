@@ -39,6 +39,7 @@ from fsm.terms import (
     Repeat,
     Term,
     Thunk,
+    alt,
     byte_mask,
     cat,
     lexeme,
@@ -155,7 +156,32 @@ def branch_terms(
     found = _items(term)
     if not require_lexeme:
         return found
-    return _lexeme_branches(term, found, memo, MAX_NESTING)
+    branches = _lexeme_branches(term, found, memo, MAX_NESTING)
+    return None if branches is None else _shared_heads_joined(branches, memo)
+
+
+def _shared_heads_joined(branches: tuple[Term, ...], memo: SplitMemo | None) -> tuple[Term, ...]:
+    """``branches`` with the concatenations that do not split and start with one head
+    joined: ``h r1 | h r2`` as ``h (r1 | r2)``, an exact rewrite. Each such branch is
+    walked plainly, whole; alternatives of a ``oneOf`` keyed by which key is present
+    (``fsm.json_schema.conditions``) hold the same refused value then different rests,
+    and were walked once per alternative."""
+    groups: dict[Term, list[Cat]] = {}
+    for branch in branches:
+        if isinstance(branch, Cat) and split_lexeme(branch, memo) is None:
+            groups.setdefault(branch.items[0], []).append(branch)
+    if all(len(group) == 1 for group in groups.values()):
+        return branches
+    joined: dict[Term, None] = {}
+    for branch in branches:
+        group = groups.get(branch.items[0]) if isinstance(branch, Cat) else None
+        if group is None or branch not in group:
+            joined[branch] = None
+        elif len(group) == 1:
+            joined[branch] = None
+        elif branch is group[0]:
+            joined[cat(branch.items[0], alt(*(other.rest() for other in group)))] = None
+    return tuple(joined)
 
 
 def _items(term: Term) -> tuple[Term, ...] | None:

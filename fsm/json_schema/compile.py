@@ -835,10 +835,9 @@ class SchemaCompiler:
         for keyword in ("anyOf", "oneOf"):
             if keyword in node:
                 part = [f"{pointer}/{keyword}/{i}" for i in range(len(node[keyword]))]
-                if keyword == "oneOf":  # compiled as _one_of would (merging needs inner open)
-                    terms = [self.term_at(at, False) for at in part]
-                    if not on_objects or not self._pairwise_disjoint(terms, part, True):
-                        return None
+                if keyword == "oneOf" and not self._disjoint_on_objects(part, on_objects):
+                    unions.append(self._exactly_one(part, on_objects, inside))
+                    continue
                 found = [self._branch_alternatives(at, on_objects, inside) for at in part]
                 union: Alternatives | None = []
                 for branch in found:
@@ -852,6 +851,43 @@ class SchemaCompiler:
             unions.append(self._conditional_alternatives(node, pointer, on_objects, inside))
         plain = [union for union in unions if union is not None]
         return plain if len(plain) == len(unions) else None
+
+    def _disjoint_on_objects(self, branches: list[str], on_objects: bool) -> bool:
+        """The instance is an object and no object meets two ``branches`` (as
+        ``_one_of`` would decide it, the branches compiled open for merging)."""
+        if not on_objects:
+            return False
+        return self._pairwise_disjoint([self.term_at(at, False) for at in branches], branches, True)
+
+    def _exactly_one(
+        self, branches: list[str], on_objects: bool, within: frozenset[str]
+    ) -> Alternatives | None:
+        """``oneOf`` whose branches may overlap: one branch met and every other failed
+        (``conditions``), for each branch in turn (so the alternatives are disjoint).
+        Failing a branch that only requires a key and says what its value is takes one
+        source (``{"required": ["equal"], "properties": {"equal": S}}`` fails where
+        ``equal`` is absent or not ``S``), so a ``oneOf`` keyed by which of n keys is
+        present gives n alternatives of n sources, not 2^n. None when a branch is not
+        plain or a condition, or the alternatives grow past ``MAX_MERGED``."""
+        meeting = [self._branch_alternatives(at, on_objects, within) for at in branches]
+        failing = [
+            condition_alternatives(*self.resolved(at, exact=True), self._plain_ref, False)
+            for at in branches
+        ]
+        seed: Alternatives = [[OBJECTS_ONLY]] if on_objects else [[]]
+        found: Alternatives = []
+        for i, meets in enumerate(meeting):
+            unions = [u for j, u in enumerate(failing) if j != i and u is not None]
+            if meets is None or len(unions) < len(failing) - 1:
+                return None
+            alternatives = seed
+            for union in sorted([meets, *unions], key=len):
+                combined = (self._simplified([*a, *b]) for a in alternatives for b in union)
+                alternatives = [sources for sources in combined if sources is not None]
+                if sum(map(len, alternatives)) + sum(map(len, found)) > MAX_MERGED:
+                    return None
+            found.extend(alternatives)
+        return found
 
     def _branch_alternatives(
         self, pointer: str, on_objects: bool, within: frozenset[str]
@@ -896,13 +932,8 @@ class SchemaCompiler:
             listed, left, negations = found
             if not left and kinds == {"object"}:
                 return None
-            also_required = any(
-                name in (source.node.get("required") or ()) and source.negated != name
-                for source in sources
-            )
             if left and len(left) == len(listed):  # its negations refuse no listed
-                first = 0 if also_required else 1  # value: implied (one stays, to keep
-                implied.update(s.identity() for s in negations[first:])  # it required)
+                implied.update(s.identity() for s in _unless_requiring(name, sources, negations))
         if not implied:
             return sources
         kept = [source for source in sources if source.identity() not in implied]
@@ -1086,6 +1117,20 @@ class SchemaCompiler:
         values = [value for _, value in ways if value != self.any]
         value = intersect(*values) if values else self.any
         return member(intersect(key, *(keys for keys, _ in ways)), value, self.ws_max)
+
+
+def _unless_requiring(name: str, sources: list[Source], negations: list[Source]) -> list[Source]:
+    """The ``negations`` of key ``name`` that may be dropped as implied: all of them when
+    a source that does not negate it requires it, else all but one that requires it
+    (kept, so the key stays required)."""
+
+    def requires(source: Source) -> bool:
+        return name in (source.node.get("required") or ())
+
+    if any(requires(source) and source.negated != name for source in sources):
+        return negations
+    keep = next((source for source in negations if requires(source)), None)
+    return [source for source in negations if source is not keep]
 
 
 def _unless_empty(value: Term) -> Term:

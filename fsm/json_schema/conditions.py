@@ -44,8 +44,8 @@ before it is left alone."""
 
 class Source(NamedTuple):
     """A plain object schema an object must meet: ``node``, whose subschemas are at
-    ``pointer``. With ``negated``, the object holds that key (``node`` requires it) with
-    a value the key's schema at ``pointer`` refuses."""
+    ``pointer``. With ``negated``, the key's value, where the object holds it (it must
+    when ``node`` requires it), is one the key's schema at ``pointer`` refuses."""
 
     node: dict
     pointer: str
@@ -190,12 +190,21 @@ def _failing_plain(plain: dict, pointer: str) -> Alternatives | None:
         failing.append([Source({"type": refused}, f"#kinds/{'/'.join(refused)}")])
     if "object" not in kinds:
         return failing  # every object already fails through its type
-    for name in dict.fromkeys(plain.get("required", [])):
-        absent = {"type": "object", "properties": {name: False}}
-        failing.append([Source(absent, f"#absent/{escape_token(name)}")])
-    for name, schema in plain.get("properties", {}).items():
-        if schema is True or (isinstance(schema, dict) and not asserting(schema)):
-            continue  # every value meets it
-        node = {"type": "object", "required": [name], "properties": {name: True}}
-        failing.append([Source(node, pointer, negated=name)])
+    required = list(dict.fromkeys(plain.get("required", [])))
+    checked = [
+        name
+        for name, schema in plain.get("properties", {}).items()
+        if schema is not True and not (isinstance(schema, dict) and not asserting(schema))
+    ]  # the others every value meets
+    for name in required:
+        if name in checked:  # absent, or present and refused: one source says both
+            either = {"type": "object", "properties": {name: True}}
+            failing.append([Source(either, pointer, negated=name)])
+        else:
+            absent = {"type": "object", "properties": {name: False}}
+            failing.append([Source(absent, f"#absent/{escape_token(name)}")])
+    for name in checked:
+        if name not in required:
+            node = {"type": "object", "required": [name], "properties": {name: True}}
+            failing.append([Source(node, pointer, negated=name)])
     return failing

@@ -30,7 +30,7 @@ PLAIN_OBJECT = OBJECT_SOURCE | {"allOf", "anyOf", "oneOf", "not", "if", "then", 
 """Keywords of a plain object schema (applicators of plain ones; ``not`` and ``if``
 hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``)."""
 
-MAX_MERGED = 128
+MAX_MERGED = 1024
 """Schemas an ``allOf`` merge may take in (nested ``allOf`` and references included)."""
 
 FIRST_BYTES = {

@@ -1,5 +1,6 @@
-"""``if``/``then``/``else`` and ``not`` over plain conditions, merged as plain objects:
-the same verdicts as jsonschema, and no object state that can never close."""
+"""``if``/``then``/``else``, ``not`` and overlapping ``oneOf`` over plain conditions,
+merged as plain objects: the same verdicts as jsonschema, and no object state that can
+never close."""
 
 from __future__ import annotations
 
@@ -99,6 +100,8 @@ def conditional_schemas(draw: st.DrawFn, counts: bool = True) -> dict:
         schema["allOf"] = branches
     if draw(st.integers(0, 3)) == 0:
         schema["not"] = draw(conditions())
+    if draw(st.integers(0, 2)) == 0:  # branches may overlap: one met, the others failed
+        schema["oneOf"] = draw(st.lists(conditions(), min_size=2, max_size=3))
     return schema
 
 
@@ -261,3 +264,44 @@ def test_a_negation_refusing_one_listed_value_is_kept() -> None:
         "not": {"properties": {"a": {"const": "x"}}},
     }
     assert_verdicts_match_jsonschema(schema, [{"a": "x"}, {"a": "y"}, {"a": "z"}, {}, 0])
+
+
+def test_a_required_key_and_its_value_fail_as_one_source() -> None:
+    """``{required: [a], properties: {a: S}}`` fails where ``a`` is absent or not ``S``:
+    one source (``a``, where present, refused by ``S``), not two alternatives."""
+    condition = {"required": ["a"], "properties": {"a": {"type": "string"}}}
+    failing = condition_alternatives(condition, "/c", lambda p: (None, p), False)
+    assert failing is not None and len(failing) == 1
+    (source,) = failing[0]
+    assert source.negated == "a" and "required" not in source.node
+    schema = {"type": "object", "not": condition}
+    assert_verdicts_match_jsonschema(schema, [{}, {"a": 1}, {"a": "x"}, {"b": "x"}, "x"])
+
+
+def test_one_of_keyed_by_which_key_is_present_merges_into_one_object_per_key() -> None:
+    """``oneOf`` of "this key, with this value" (helm's test-suite assertions): the
+    branches overlap (an object may hold two of the keys), so it is "one met, the
+    others failed", one alternative per key. A second key whose value its branch
+    refuses does not count: ``{"equal": 5, "exists": "p"}`` is valid."""
+    keys = ["equal", "exists", "contains", "isKind"]
+    schema = {
+        "type": "object",
+        "properties": {**{key: True for key in keys}, "not": {"type": "boolean"}},
+        "additionalProperties": False,
+        "oneOf": [
+            {"properties": {key: {"type": "string" if i % 2 else "object"}}, "required": [key]}
+            for i, key in enumerate(keys)
+        ],
+    }
+    _assert_merged(schema, len(keys))
+    values = [
+        {"equal": {}},
+        {"exists": "p", "not": True},
+        {"equal": {}, "exists": "p"},
+        {"equal": 5, "exists": "p"},
+        {"equal": 5},
+        {"not": True},
+        {},
+        {"contains": {}, "isKind": "k", "equal": []},
+    ]
+    assert_verdicts_match_jsonschema(schema, values)

@@ -437,10 +437,14 @@ def test_one_of_discriminated_by_a_listed_value_the_other_schema_refuses() -> No
     agrees_with_oracle(
         schema, [{"changes": ["deleted"]}, {"changes": ["size"]}, {"changes": []}, {}]
     )
+    # overlapping branches: one met and the other failed, merged as objects (the
+    # complement stays inside the value of ``changes``, ``test_conditions.py``)
     overlapping = {"properties": {"changes": {"type": "array"}}, "required": ["changes"]}
     schema = {"type": "object", "oneOf": [listed, overlapping]}
-    assert _holds_complement(schema_term(schema))
-    agrees_with_oracle(schema, [{"changes": ["deleted"]}, {"changes": ["size"]}, {}])
+    assert not _holds_complement(schema_term(schema))
+    agrees_with_oracle(
+        schema, [{"changes": ["deleted"]}, {"changes": ["size"]}, {"changes": 1}, {}]
+    )
 
 
 def test_a_type_the_applicators_imply_is_not_intersected() -> None:
@@ -516,7 +520,8 @@ def test_all_of_plain_objects_is_one_object() -> None:
 
 def test_an_object_node_is_distributed_over_its_union_of_objects() -> None:
     """A node's own object constraints beside ``anyOf``, or a ``oneOf`` whose branches
-    no object meets twice, become one merged object per branch."""
+    no object meets twice, become one merged object per branch; a ``oneOf`` whose
+    branches overlap, one per branch met with the others failed."""
     tagged = {
         "type": "object",
         "properties": {"name": {"type": "string"}},
@@ -560,7 +565,9 @@ def test_an_object_node_is_distributed_over_its_union_of_objects() -> None:
             {"properties": {"a": {"minimum": 3}}},
         ],
     }
-    assert _holds_complement(schema_term(overlapping))
+    # branches that overlap: one met and the others failed, still merged objects (the
+    # complement is inside the value of ``a``, ``test_conditions.py``)
+    assert not _holds_complement(schema_term(overlapping))
     agrees_with_oracle(overlapping, [{"a": 1}, {"a": 4}, {"a": 4.5}, {}, {"name": 1}])
 
 

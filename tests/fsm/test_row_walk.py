@@ -53,6 +53,7 @@ from fsm.terms import (
     nullable,
     opt,
     repeat,
+    star,
     thunk,
 )
 from fsm.trie_walk import pack_bitmask
@@ -132,6 +133,23 @@ SCHEMAS = {
                     "properties": {"status": {"enum": ["error"]}, "error": {"type": "string"}},
                     "required": ["status", "error"],
                 },
+            ],
+        },
+    },
+    "one of several keys, each with its own value": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"equal": True, "exists": True, "not": {"type": "boolean"}},
+            "additionalProperties": False,
+            "oneOf": [
+                {
+                    "properties": {
+                        "equal": {"type": "object", "properties": {"path": {"type": "string"}}}
+                    },
+                    "required": ["equal"],
+                },
+                {"properties": {"exists": {"type": "string"}}, "required": ["exists"]},
             ],
         },
     },
@@ -415,6 +433,21 @@ def test_unions_inside_a_union_are_taken_apart_to_the_lexemes():
     spaced = cat(alt(literal(b" "), literal(b"\n"), EPS), body, k)
     assert branch_terms(spaced) is None
     assert branch_terms(alt(spaced, cat(c, z))) is not None  # the item that splits, beside it
+
+
+def test_branches_that_do_not_split_and_share_a_head_are_joined():
+    """``q* y | q* z`` beside a branch that splits is walked as ``q* (y | z)``: one
+    plain walk, not one per branch (``oneOf`` alternatives keyed by which key is
+    present hold one refused value, then different rests). The language is the same."""
+    a = lexeme(literal(b'"a"'))
+    head = star(literal(b"q"))
+    x, y, z = (literal(byte) for byte in (b"x", b"y", b"z"))
+    term = alt(cat(a, x), cat(head, y), cat(head, z))
+    branches = branch_terms(term)
+    assert branches is not None
+    assert set(branches) == {cat(a, x), cat(head, alt(y, z))}
+    for text in (b'"a"x', b"qqy", b"z", b"qz", b"qqx", b'"a"y'):
+        assert matches(term, text) == matches(alt(*branches), text)
 
 
 def test_lexeme_derivatives_stay_lexemes_and_end_in_eps():
