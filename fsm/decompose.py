@@ -175,9 +175,7 @@ def _shared_heads_joined(branches: tuple[Term, ...], memo: SplitMemo | None) -> 
     joined: dict[Term, None] = {}
     for branch in branches:
         group = groups.get(branch.items[0]) if isinstance(branch, Cat) else None
-        if group is None or branch not in group:
-            joined[branch] = None
-        elif len(group) == 1:
+        if group is None or len(group) == 1 or branch not in group:
             joined[branch] = None
         elif branch is group[0]:
             joined[cat(branch.items[0], alt(*(other.rest() for other in group)))] = None

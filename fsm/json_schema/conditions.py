@@ -12,7 +12,10 @@ it a union of plain ones: a value of a type it refuses, an object without one of
 required keys, or an object holding one of its named keys with a value that key's
 schema refuses (a complement inside one value, whose searches stay in that value).
 De Morgan's laws carry this through ``not``, ``allOf`` and ``anyOf``. The compiler
-merges these schemas with the rest of the node (``SchemaCompiler._object_alternatives``).
+merges these schemas with the rest of the node (``SchemaCompiler._object_alternatives``),
+and writes a ``oneOf`` whose branches overlap as each branch met with the others failed.
+A key that a condition both requires and constrains fails as one source ("absent, or
+present with a refused value"), so failing n such conditions stays one alternative.
 """
 
 from __future__ import annotations
