@@ -810,16 +810,23 @@ class SchemaCompiler:
             node = dependencies_as_required(node)
         if not isinstance(node, dict) or not plain_object(node) or pointer in within:
             return None
-        alternatives: Alternatives = [[Source(node, pointer)] if says_of_objects(node) else []]
         unions = self._applicator_unions(node, pointer, on_objects, within | {pointer})
         if unions is None:
             return None
-        for union in sorted(unions, key=len):  # the smallest first: they prune early
+        return self._multiplied([[Source(node, pointer)] if says_of_objects(node) else []], unions)
+
+    def _multiplied(
+        self, alternatives: Alternatives, unions: list[Alternatives], spent: int = 0
+    ) -> Alternatives | None:
+        """``alternatives`` combined with one alternative of each of ``unions`` (the
+        smallest first: they prune early), those no value meets dropped as they form
+        (``_simplified``); None past ``MAX_MERGED`` sources, ``spent`` of them used."""
+        for union in sorted(unions, key=len):
             combined = (
                 self._simplified([*mine, *theirs]) for mine in alternatives for theirs in union
             )
             alternatives = [sources for sources in combined if sources is not None]
-            if sum(len(sources) for sources in alternatives) > MAX_MERGED:
+            if spent + sum(map(len, alternatives)) > MAX_MERGED:
                 return None
         return alternatives
 
@@ -869,23 +876,22 @@ class SchemaCompiler:
         ``equal`` is absent or not ``S``), so a ``oneOf`` keyed by which of n keys is
         present gives n alternatives of n sources, not 2^n. None when a branch is not
         plain or a condition, or the alternatives grow past ``MAX_MERGED``."""
-        meeting = [self._branch_alternatives(at, on_objects, within) for at in branches]
-        failing = [
-            condition_alternatives(*self.resolved(at, exact=True), self._plain_ref, False)
-            for at in branches
-        ]
+        failing: list[Alternatives] = []
+        for at in branches:  # first: cheaper than taking the branches apart
+            fails = condition_alternatives(*self.resolved(at, exact=True), self._plain_ref, False)
+            if fails is None:
+                return None
+            failing.append(fails)
         seed: Alternatives = [[OBJECTS_ONLY]] if on_objects else [[]]
         found: Alternatives = []
-        for i, meets in enumerate(meeting):
-            unions = [u for j, u in enumerate(failing) if j != i and u is not None]
-            if meets is None or len(unions) < len(failing) - 1:
+        for i, at in enumerate(branches):
+            meets = self._branch_alternatives(at, on_objects, within)
+            if meets is None:
                 return None
-            alternatives = seed
-            for union in sorted([meets, *unions], key=len):
-                combined = (self._simplified([*a, *b]) for a in alternatives for b in union)
-                alternatives = [sources for sources in combined if sources is not None]
-                if sum(map(len, alternatives)) + sum(map(len, found)) > MAX_MERGED:
-                    return None
+            others = [fails for j, fails in enumerate(failing) if j != i]
+            alternatives = self._multiplied(seed, [meets, *others], sum(map(len, found)))
+            if alternatives is None:
+                return None
             found.extend(alternatives)
         return found
 
