@@ -11,17 +11,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-FIRST_CAPACITY = 1024
-"""Outputs of ``walk_trie`` start with room for this many and double when full."""
-
-
-@njit(cache=True, nogil=True)
-def _grown(values, used):
-    """``values``'s first ``used`` entries in an array of twice its length."""
-    out = np.empty(max(2 * values.shape[0], 1), values.dtype)
-    out[:used] = values[:used]
-    return out
-
 
 @njit(cache=True, nogil=True)
 def walk_trie(
@@ -58,27 +47,25 @@ def walk_trie(
     order within each root."""
     num_known = row_of.shape[0]
     num_flagged = stops.shape[0]
-    # outputs bounded by the roots' subtrees (a subtree is a run of preorder positions),
-    # but they start small and grow: sized for the whole vocabulary below the root,
-    # every row kept them, views of buffers a hundred times their length
+    # outputs sized for every token and node below the roots (a subtree is a run of
+    # preorder positions), so the loop never grows them: growing arrays that the loop
+    # reassigns made a walk of the whole trie twice as slow; only the used part is
+    # copied out, so a row keeps arrays of its own length, not the vocabulary's
     most_tokens = 0
     most_nodes = 0
     for r in range(roots.shape[0]):
         most_tokens += token_starts[ends[roots[r]]] - token_starts[roots[r]]
         most_nodes += ends[roots[r]] - roots[r]
-    out_tokens = np.empty(min(most_tokens, FIRST_CAPACITY), np.int32)
-    out_states = np.empty(out_tokens.shape[0], np.int32)
-    pending_nodes = np.empty(min(most_nodes, FIRST_CAPACITY), np.int32)
-    pending_states = np.empty(pending_nodes.shape[0], np.int32)
+    out_tokens = np.empty(most_tokens, np.int32)
+    out_states = np.empty(most_tokens, np.int32)
+    pending_nodes = np.empty(most_nodes, np.int32)
+    pending_states = np.empty(most_nodes, np.int32)
     stack = np.empty(max_depth + 1, np.int32)  # rows of the open nodes' states
     found = 0
     pending = 0
     for r in range(roots.shape[0]):
         root = roots[r]
         if root_states[r] >= num_known or row_of[root_states[r]] < 0:
-            if pending == pending_nodes.shape[0]:
-                pending_nodes = _grown(pending_nodes, pending)
-                pending_states = _grown(pending_states, pending)
             pending_nodes[pending] = root
             pending_states[pending] = root_states[r]
             pending += 1
@@ -93,18 +80,12 @@ def walk_trie(
                 node = ends[node]
                 continue
             for k in range(token_starts[node], token_starts[node + 1]):
-                if found == out_tokens.shape[0]:
-                    out_tokens = _grown(out_tokens, found)
-                    out_states = _grown(out_states, found)
                 out_tokens[found] = token_ids[k]
                 out_states[found] = state
                 found += 1
             if ends[node] > node + 1:
                 flagged = state < num_flagged and stops[state]
                 if flagged or state >= num_known or row_of[state] < 0:
-                    if pending == pending_nodes.shape[0]:
-                        pending_nodes = _grown(pending_nodes, pending)
-                        pending_states = _grown(pending_states, pending)
                     pending_nodes[pending] = node
                     pending_states[pending] = state
                     pending += 1
@@ -113,10 +94,10 @@ def walk_trie(
                 stack[depth] = row_of[state]
             node += 1
     return (
-        out_tokens[:found],
-        out_states[:found],
-        pending_nodes[:pending],
-        pending_states[:pending],
+        out_tokens[:found].copy(),
+        out_states[:found].copy(),
+        pending_nodes[:pending].copy(),
+        pending_states[:pending].copy(),
     )
 
 

@@ -24,7 +24,6 @@ from fsm.row_walk import NO_STOPS
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     ABSENT,
-    FIRST_CAPACITY,
     SCAN_CHUNK,
     counted_tokens,
     counted_tokens_py,
@@ -200,10 +199,10 @@ def every_short_string() -> Vocabulary:
 
 
 @pytest.mark.parametrize("expanded_below", [9, 7])
-def test_walk_trie_outputs_grow_past_their_first_capacity(expanded_below):
+def test_walk_trie_outputs_of_big_walks_are_the_twins_and_their_own(expanded_below):
     """A walk that reads all 9,840 tokens, and one that stops at the 2,187 nodes of
-    depth 7 (their state not expanded): more than the outputs first hold
-    (``FIRST_CAPACITY``), so they grow, and they still match the twin."""
+    depth 7 (their state not expanded): the outputs, copied out of buffers sized for
+    the whole trie, match the twin and share no memory with each other."""
     vocab = every_short_string()
     depth = np.full((9, 256), DEAD, np.int32)  # state k: k bytes read (8 or more: 8)
     for state in range(9):
@@ -213,8 +212,11 @@ def test_walk_trie_outputs_grow_past_their_first_capacity(expanded_below):
     fast, slow = walk_trie(*args), walk_trie_py(*args)
     for kernel, twin in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(kernel, twin)
-    grown = len(fast[0]) if expanded_below == 9 else len(fast[2])
-    assert grown > 2 * FIRST_CAPACITY
+    big = len(fast[0]) if expanded_below == 9 else len(fast[2])
+    assert big > 2_000
+    for i, first in enumerate(fast):
+        assert first.flags.c_contiguous
+        assert not any(np.shares_memory(first, other) for other in fast[i + 1 :])
 
 
 @settings(max_examples=200, deadline=None)
