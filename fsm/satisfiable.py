@@ -165,16 +165,20 @@ class _Productive:
         return not _leaf_empty(term, self), _FREE
 
 
-def _cost(term: Term) -> int:
+def _cost(term: Term) -> tuple[int, int]:
     """Cheap items first: a union often has a finite branch that ends the search, and a
-    concatenation an empty item."""
+    concatenation an empty item. Among equals, by the search order of the thunk a
+    branch ends in (``Thunk.search_order``: an object's next keys in schema order)."""
     if term is EPS or term is EMPTY or isinstance(term, Bytes):
-        return 0
+        return 0, 0
     if isinstance(term, Thunk):
-        return 3
-    if isinstance(term, Cat | Alt | Repeat | Lexeme):
-        return 1
-    return 2
+        return 3, term.search_order
+    if isinstance(term, Cat):
+        last = term.items[-1]
+        return 1, last.search_order if isinstance(last, Thunk) else 0
+    if isinstance(term, Alt | Repeat | Lexeme):
+        return 1, 0
+    return 2, 0
 
 
 def _leaf_empty(term: Term, analysis: _Productive) -> bool:

@@ -255,9 +255,12 @@ class Repeat(Term):
 class Thunk(Term):
     """A term built on first use; identified by ``key`` alone. ``shortest``, when
     given, tells the shortest (then lowest) string of its language without building
-    the body (shortest completions ask it instead of taking the body apart)."""
+    the body (shortest completions ask it instead of taking the body apart).
+    ``search_order`` ranks it among a union's branches for searches that must build
+    bodies (lower first; ``fsm.satisfiable``): an object's next keys in schema order,
+    so the bodies a search builds are the ones a walk in that order needs."""
 
-    __slots__ = ("key", "shortest", "_make", "_body", "_expanding", "_visiting")
+    __slots__ = ("key", "shortest", "search_order", "_make", "_body", "_expanding", "_visiting")
 
     def __init__(
         self,
@@ -265,10 +268,12 @@ class Thunk(Term):
         make: Callable[[], Term],
         needs_check: bool,
         shortest: Callable[[], bytes] | None = None,
+        search_order: int = 0,
     ) -> None:
         super().__init__(hash(("thunk", key)), needs_check)
         self.key = key
         self.shortest = shortest
+        self.search_order = search_order
         self._make: Callable[[], Term] | None = make
         self._body: Term | None = None
         # Threads building the body / inside ``through_body``, allocated on first use:
@@ -817,12 +822,13 @@ def thunk(
     *,
     needs_liveness_check: bool = False,
     shortest: Callable[[], bytes] | None = None,
+    search_order: int = 0,
 ) -> Term:
     """A lazily built term identified by ``key`` (see the module docstring);
     ``shortest()``, if given, must be the shortest, then lowest, string ``make()``
     accepts (a large lazy union, such as the leap seconds of ``time``, is then completed
-    without being built)."""
-    return Thunk(key, make, needs_liveness_check, shortest)
+    without being built). ``search_order``: see ``Thunk``."""
+    return Thunk(key, make, needs_liveness_check, shortest, search_order)
 
 
 def lexeme(

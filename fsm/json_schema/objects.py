@@ -90,12 +90,17 @@ def object_term(shape: ObjectShape) -> Term:
     return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
 
 
-def _body(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
+def _body(
+    shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool, order: int = 0
+) -> Term:
     """``after``: index in ``shape.named`` where the next named key may start (always
-    0 for unordered shapes)."""
+    0 for unordered shapes). ``order``: the search order of the member it follows
+    (``Thunk.search_order``): the satisfiability analysis then adds keys in schema
+    order, building the bodies a walk in that order builds, not others."""
     return thunk(
         ("object-body", shape.key, used, after, extra, first),
         partial(_expand, shape, used, after, extra, first),  # fewer objects than a closure
+        search_order=order,
     )
 
 
@@ -165,13 +170,13 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
         following = position + 1 if shape.ordered else 0
         if not _completable(shape, used | {name}, following):
             continue
-        rest = _body(shape, used | {name}, following, extra, False)
+        rest = _body(shape, used | {name}, following, extra, False, position)
         members.append(cat(shape.members[position], rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped
     if shape.other_member is not EMPTY:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
-        rest = _body(shape, used, after, more, False)
+        rest = _body(shape, used, after, more, False, len(shape.named))
         members.append(cat(shape.other_member, rest))
     if members:
         options.append(cat(separator, alt(*members)))

@@ -206,3 +206,43 @@ def test_checked_leaves_are_productive_without_a_search() -> None:
     productive, _ = analysis.visit(fsm.JsonSchema(schema).term())
     assert productive
     assert analysis.leaf_derivatives == 0
+
+
+def _built_object_bodies(term: fsm.terms.Term) -> set[frozenset[str]]:
+    """The key sets of the object bodies built below ``term`` (thunks whose body
+    exists), following built bodies only."""
+    from fsm.terms import Alt, Cat, Thunk
+
+    found: set[frozenset[str]] = set()
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, Cat | Alt):
+            todo.extend(current.items)
+        elif isinstance(current, Thunk) and current._body is not None:
+            if isinstance(current.key, tuple) and current.key[0] == "object-body":
+                found.add(current.key[2])
+            todo.append(current._body)
+    return found
+
+
+def test_the_analysis_adds_an_objects_keys_in_schema_order() -> None:
+    """An object whose keys are all required is productive once every key is added; the
+    analysis adds them in schema order (``Thunk.search_order``), so the bodies it
+    builds are the ones a walk in that order needs, not a chain in hash order that no
+    walk meets (five keys: one chance in 120 that hash order is schema order)."""
+    names = ["zeta", "alpha", "mid", "beta", "omega"]
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in names},
+        "required": names,
+        "additionalProperties": False,
+    }
+    term = fsm.JsonSchema(schema).term()
+    assert empty_because(term) is None
+    chain = {frozenset(names[:count]) for count in range(len(names) + 1)}
+    assert _built_object_bodies(term) == chain
