@@ -23,10 +23,13 @@ the term structure, evaluated on demand:
   of their derivatives decides them, or counts them productive when it runs out.
 
 Term visits, thunk visits and leaf derivatives each have a budget, so the worst case
-costs a bounded amount on the compile path. Union branches are tried in an order that
-follows term hashes (which vary between processes): it changes how soon a witness is
-found, so only a term close to a budget may be decided in one run and unknown in
-another; a verdict of "empty" is always proven.
+costs a bounded amount on the compile path. Union branches are tried cheapest first,
+then by the search order of the thunk they end in (``Thunk.search_order``: an
+object's next keys in schema order, so the bodies built here are the ones a walk in
+that order needs), then in an order that follows term hashes (which vary between
+processes): it changes how soon a witness is found, so only a term close to a budget
+may be decided in one run and unknown in another; a verdict of "empty" is always
+proven.
 """
 
 from __future__ import annotations
