@@ -208,26 +208,23 @@ def test_checked_leaves_are_productive_without_a_search() -> None:
     assert analysis.leaf_derivatives == 0
 
 
-def _built_object_bodies(term: fsm.terms.Term) -> set[frozenset[str]]:
+def _built_object_bodies(term: fsm.terms.Term, seen: set[int] | None = None) -> set[frozenset[str]]:
     """The key sets of the object bodies built below ``term`` (thunks whose body
-    exists), following built bodies only."""
+    exists), following built bodies only (recursive: the test's terms are shallow)."""
     from fsm.terms import Alt, Cat, Thunk
 
-    found: set[frozenset[str]] = set()
-    seen: set[int] = set()
-    todo = [term]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, Cat | Alt):
-            todo.extend(current.items)
-        elif isinstance(current, Thunk) and current._body is not None:
-            if isinstance(current.key, tuple) and current.key[0] == "object-body":
-                found.add(current.key[2])
-            todo.append(current._body)
-    return found
+    seen = set() if seen is None else seen
+    if id(term) in seen:
+        return set()
+    seen.add(id(term))
+    if isinstance(term, Cat | Alt):
+        return set().union(*(_built_object_bodies(item, seen) for item in term.items))
+    if not isinstance(term, Thunk) or term._body is None:
+        return set()
+    below = _built_object_bodies(term._body, seen)
+    if isinstance(term.key, tuple) and term.key[0] == "object-body":
+        below.add(term.key[2])
+    return below
 
 
 def test_the_analysis_adds_an_objects_keys_in_schema_order() -> None:
