@@ -11,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import partial
 
-from fsm.json_schema.json_text import whitespace
+from fsm.json_schema.json_text import closing, comma, whitespace
 from fsm.terms import EMPTY, EPS, Term, alt, cat, complement, intersect, literal, thunk
 
 
@@ -63,14 +63,13 @@ def _contains_cap(shape: ArrayShape) -> int:
 
 
 def _expand(shape: ArrayShape, position: int | frozenset[int], matched: int, first: bool) -> Term:
-    ws = whitespace(shape.ws_max)
     count = len(position) if isinstance(position, frozenset) else position
     options = []
     if count >= shape.min_items and _contains_ok(shape, matched):
-        options.append(literal(b"]") if first else cat(ws, literal(b"]")))
+        options.append(closing(b"]", shape.ws_max, first))
     if shape.max_items is not None and count >= shape.max_items:
         return alt(*options)
-    separator = EPS if first else cat(literal(b","), ws)
+    separator = EPS if first else comma(shape.ws_max)
     for item, after in _next_items(shape, position):
         if item is EMPTY:
             continue

@@ -71,6 +71,7 @@ and an exponent written within ``numbers.MAX_EXPONENT``). Not regular (the expon
 must outweigh the fraction digits), hence the checker."""
 
 
+@lru_cache(maxsize=64)
 def whitespace(max_len: int) -> Term:
     """The whitespace after ``{``, ``[`` and ``,`` and before ``}`` and ``]``, as
     writers lay it out: nothing, one space, or one line break (``\n``) followed by at
@@ -86,6 +87,7 @@ def whitespace(max_len: int) -> Term:
     return alt(EPS, literal(b" "), newline)
 
 
+@lru_cache(maxsize=64)
 def colon(max_len: int) -> Term:
     """The ``:`` between a key and its value: no whitespace before it, then nothing or
     one space (``json.dumps`` writes ``": "``, compact writers ``":"``; ``max_len=0``
@@ -187,6 +189,7 @@ _NON_ASCII = utf8_term(normalize_ranges([(0x80, MAX_CODE_POINT)]))
 _ESCAPES = {code: literal(json_escape(code).encode()) for code in [*range(0x20), 0x22, 0x5C]}
 
 
+@lru_cache(maxsize=64)
 def any_value(ws_max: int) -> Term:
     """Any JSON value, with up to ``ws_max`` whitespace bytes wherever JSON allows it."""
     return thunk(("json-any-value", ws_max), lambda: _any_value_body(ws_max))
@@ -209,6 +212,19 @@ def any_object(ws_max: int) -> Term:
     member = cat(ANY_STRING, colon(ws_max), any_value(ws_max))
     rest = star(cat(literal(b","), ws, member))
     return cat(literal(b"{"), ws, alt(literal(b"}"), cat(member, rest, ws, literal(b"}"))))
+
+
+@lru_cache(maxsize=64)
+def closing(bracket: bytes, ws_max: int, first: bool) -> Term:
+    """The close of a container body: ``bracket`` right after the opening whitespace
+    (``first``), else whitespace then ``bracket``."""
+    return literal(bracket) if first else cat(whitespace(ws_max), literal(bracket))
+
+
+@lru_cache(maxsize=64)
+def comma(ws_max: int) -> Term:
+    """``,`` then whitespace: between two members or items."""
+    return cat(literal(b","), whitespace(ws_max))
 
 
 def sequence(items: list[Term], ws_max: int, open_: bytes, close: bytes) -> Term:

@@ -22,7 +22,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import partial
 
-from fsm.json_schema.json_text import colon, string_literal, whitespace
+from fsm.json_schema.json_text import closing, colon, comma, string_literal, whitespace
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
 from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
 
@@ -152,25 +152,21 @@ def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) 
 
 
 def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
-    ws = whitespace(shape.ws_max)
     count = len(used) + extra
-    options = (
-        [literal(b"}") if first else cat(ws, literal(b"}"))]
-        if _closable(shape, used, count)
-        else []
-    )
+    options = [closing(b"}", shape.ws_max, first)] if _closable(shape, used, count) else []
     if shape.max_properties is not None and count >= shape.max_properties:
         return alt(*options)
-    separator = EPS if first else cat(literal(b","), ws)
+    separator = EPS if first else comma(shape.ws_max)
     members: list[Term] = []
     for position in range(after, len(shape.named)):
         name, value = shape.named[position]
         if name in used or value is EMPTY:
             continue
         following = position + 1 if shape.ordered else 0
-        if not _completable(shape, used | {name}, following):
+        now_used = used | {name}
+        if not _completable(shape, now_used, following):
             continue
-        rest = _body(shape, used | {name}, following, extra, False, position)
+        rest = _body(shape, now_used, following, extra, False, position)
         members.append(cat(shape.members[position], rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped

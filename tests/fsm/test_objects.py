@@ -7,7 +7,7 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import encode_string
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.regex import regex_term
-from fsm.terms import EMPTY, lexeme, literal, matches
+from fsm.terms import EMPTY, Cat, Term, Thunk, lexeme, literal, matches
 
 
 def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> None:
@@ -26,6 +26,35 @@ def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> No
 def test_literals_share_their_byte_terms() -> None:
     assert literal(b"a") is literal(b"a")
     assert literal(b"ab").items[1] is literal(b"b")
+
+
+def _bodies_after_a_key(term: Term) -> list[Thunk]:
+    """The bodies an object's first body offers after each key (its members' last items)."""
+    assert isinstance(term, Cat) and isinstance(term.items[-1], Thunk)
+    first = term.items[-1].body()
+    return [
+        item.items[-1]
+        for item in getattr(first, "items", ())
+        if isinstance(item, Cat) and isinstance(item.items[-1], Thunk)
+    ]
+
+
+def test_every_body_holds_the_same_punctuation_terms() -> None:
+    """The bodies of one shape (one per set of keys used) offer the same close and the
+    same comma and whitespace: one term each, not an equal copy per body, which every
+    memo keyed by terms would compare item by item."""
+    number = regex_term("[0-9]")
+    term = object_term(ObjectShape(key="ws", named=(("a", number), ("b", number)), ws_max=2))
+    close, comma = literal(b"}"), literal(b",")
+    bodies = [body.body().items for body in _bodies_after_a_key(term)]
+    closes = [[i for i in items if isinstance(i, Cat) and i.items[-1] is close] for items in bodies]
+    commas = [[i for i in items if isinstance(i, Cat) and i.items[0] is comma] for items in bodies]
+    assert [len(found) for found in closes + commas] == [1, 1, 1, 1]
+    assert closes[0][0] is closes[1][0]
+    assert commas[0][0] is not commas[1][0]  # different keys follow
+    assert commas[0][0].items[1] is commas[1][0].items[1]  # the whitespace after the comma
+    assert matches(term, b'{"a":1, "b":2}') and matches(term, b'{"b":2,\n  "a":1\n}')
+    assert not matches(term, b'{"a":1,   "b":2}')
 
 
 def test_the_keys_after_a_value_are_one_branch_however_many_there_are() -> None:
