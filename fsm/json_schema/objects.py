@@ -22,9 +22,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import partial
 
-from fsm.json_schema.json_text import closing, colon, comma, string_literal, whitespace
+from fsm.decompose import first_bytes_over
+from fsm.json_schema.json_text import QUOTE, closing, colon, comma, string_literal, whitespace
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
-from fsm.terms import EMPTY, EPS, Term, alt, cat, literal, thunk
+from fsm.terms import EMPTY, EPS, Term, alt, cat, derivative, literal, thunk
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class ObjectShape:
     positions: dict[str, int] = field(init=False, repr=False, compare=False)
     """Position in ``named`` of each key, found once: every key a body offers asks where
     the keys it requires stand (``_dependencies_addable``)."""
+    tails: tuple[Term, ...] | None = field(init=False, repr=False, compare=False)
+    """Each member after its key's opening quote (``members`` derived by ``"``), and
+    ``other_member``'s last, when every member starts with the quote (None otherwise):
+    a body then offers ``"`` once, then the union of the tails (``_expand``)."""
 
     def __post_init__(self) -> None:
         members = tuple(
@@ -73,9 +78,20 @@ class ObjectShape:
         object.__setattr__(self, "rule_positions", positions)
         named_positions = {name: position for position, (name, _) in enumerate(self.named)}
         object.__setattr__(self, "positions", named_positions)
+        object.__setattr__(self, "tails", _tails((*members, self.other_member)))
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
+
+
+def _tails(members: tuple[Term, ...]) -> tuple[Term, ...] | None:
+    """``members`` derived by the opening quote, when every string of each begins with
+    it (``first_bytes_over``, which may only say more bytes): then ``cat(QUOTE, tail)``
+    is the member, exactly. ``EMPTY`` stays ``EMPTY``."""
+    quote = ord('"')
+    if any(first_bytes_over(term) & ~(1 << quote) for term in members if term is not EMPTY):
+        return None
+    return tuple(EMPTY if term is EMPTY else derivative(term, quote) for term in members)
 
 
 def member(key: Term, value: Term, ws_max: int) -> Term:
@@ -157,6 +173,9 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
     if shape.max_properties is not None and count >= shape.max_properties:
         return alt(*options)
     separator = EPS if first else comma(shape.ws_max)
+    # after the quote every key is read on from its own state: a row after a value reads
+    # the comma and the quote once, not once per key behind them
+    heads = shape.members if shape.tails is None else shape.tails
     members: list[Term] = []
     for position in range(after, len(shape.named)):
         name, value = shape.named[position]
@@ -167,15 +186,16 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
         if not _completable(shape, now_used, following):
             continue
         rest = _body(shape, now_used, following, extra, False, position)
-        members.append(cat(shape.members[position], rest))
+        members.append(cat(heads[position], rest))
         if shape.ordered and name in shape.required:
             break  # a required key cannot be skipped
     if shape.other_member is not EMPTY:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
         rest = _body(shape, used, after, more, False, len(shape.named))
-        members.append(cat(shape.other_member, rest))
+        members.append(cat(heads[-1] if shape.tails is not None else shape.other_member, rest))
     if members:
-        options.append(cat(separator, alt(*members)))
+        quote = EPS if shape.tails is None else QUOTE
+        options.append(cat(separator, quote, alt(*members)))
     return alt(*options)
 
 

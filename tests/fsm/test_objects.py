@@ -4,10 +4,10 @@ general construction means."""
 from __future__ import annotations
 
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.json_schema.json_text import encode_string
+from fsm.json_schema.json_text import QUOTE, encode_string, string_except
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.regex import regex_term
-from fsm.terms import EMPTY, Cat, Term, Thunk, lexeme, literal, matches
+from fsm.terms import EMPTY, Alt, Cat, Term, Thunk, cat, lexeme, literal, matches
 
 
 def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> None:
@@ -29,14 +29,19 @@ def test_literals_share_their_byte_terms() -> None:
 
 
 def _bodies_after_a_key(term: Term) -> list[Thunk]:
-    """The bodies an object's first body offers after each key (its members' last items)."""
+    """The bodies an object's first body offers after each key: its members' last items
+    (the members may sit in a union behind the opening quote)."""
     assert isinstance(term, Cat) and isinstance(term.items[-1], Thunk)
-    first = term.items[-1].body()
-    return [
-        item.items[-1]
-        for item in getattr(first, "items", ())
-        if isinstance(item, Cat) and isinstance(item.items[-1], Thunk)
-    ]
+    found: list[Thunk] = []
+    todo = list(getattr(term.items[-1].body(), "items", ()))
+    while todo:
+        item = todo.pop()
+        last = item.items[-1] if isinstance(item, Cat) else None
+        if isinstance(last, Thunk):
+            found.append(last)
+        elif isinstance(last, Alt):
+            todo.extend(last.items)
+    return sorted(found, key=lambda body: sorted(body.key[2]))
 
 
 def test_every_body_holds_the_same_punctuation_terms() -> None:
@@ -73,3 +78,54 @@ def test_the_keys_after_a_value_are_one_branch_however_many_there_are() -> None:
     assert len(automaton.alternatives(state)) == 2
     assert matches(term, b'{"k7":1,"k3":2}') and matches(term, b"{}")
     assert not matches(term, b'{"k7":1,"k7":2}') and not matches(term, b'{"k7":1,}')
+
+
+def test_after_a_value_the_comma_and_quote_are_read_once_for_every_key() -> None:
+    """Every member starts with its key's opening quote, so a body offers the comma
+    and the quote once, then the union of the members after it: the branch after a
+    value splits into that one short lexeme and the keys, where a comma before each
+    whole member did not split at all (and a row there walked every key below it).
+    Named keys and any other key mean what they meant."""
+    number = regex_term("[0-9]")
+    names = [f"k{i}" for i in range(40)]
+    shape = ObjectShape(
+        key="tails",
+        named=tuple((n, number) for n in names),
+        other_member=member(string_except(names), number, 2),
+        ws_max=2,
+    )
+    assert shape.tails is not None and len(shape.tails) == len(names) + 1
+    for name, tail in zip(names, shape.tails, strict=False):
+        quoted = cat(QUOTE, tail)
+        assert matches(quoted, f'"{name}":1'.encode())
+        assert not matches(quoted, b'"other":1') and not matches(quoted, f"{name}:1".encode())
+    other = cat(QUOTE, shape.tails[-1])
+    assert matches(other, b'"other":1') and not matches(other, b'"k3":1')
+    term = object_term(shape)
+    automaton = DerivativeAutomaton(term)
+    state = automaton.initial
+    for byte in b'{"k7":1':
+        state = automaton.step(state, byte)
+    branches = automaton.alternatives(state)
+    assert branches is not None
+    splits = [automaton.lexeme_split(branch) for branch in branches]
+    heads = sorted(
+        sorted(automaton.lexeme_strings(split[0], 16) or []) for split in splits if split
+    )
+    commas = [b",", b", ", b",\n", b",\n ", b",\n  "]
+    closes = [b"", b" ", b"\n", b"\n ", b"\n  "]
+    expected = [sorted(c + b'"' for c in commas), sorted(c + b"}" for c in closes)]
+    assert heads == sorted(expected)
+    assert matches(term, b'{"k7":1, "k3":2}') and matches(term, b'{"k7": 1,\n "x":2}')
+    assert not matches(term, b'{"k7":1,"k7":2}') and not matches(term, b'{"k7":1,k3:2}')
+
+
+def test_members_that_may_not_start_with_a_quote_are_offered_whole() -> None:
+    """A member term that may start with another byte is not derived by the quote: the
+    body offers it as it is, and its language is kept."""
+    number = regex_term("[0-9]")
+    shape = ObjectShape(key="odd", named=(("a", number),), other_member=literal(b"x"))
+    assert shape.tails is None
+    term = object_term(shape)
+    assert matches(term, b'{"a":1,x}') and matches(term, b"{x}")
+    assert not matches(term, b'{"a":1,"x"}')
