@@ -260,21 +260,33 @@ class Thunk(Term):
     bodies (lower first; ``fsm.satisfiable``): an object's next keys in schema order,
     so the bodies a search builds are the ones a walk in that order needs."""
 
-    __slots__ = ("key", "shortest", "search_order", "_make", "_body", "_expanding", "_visiting")
+    __slots__ = (
+        "key",
+        "shortest",
+        "search_order",
+        "_make",
+        "_keyed",
+        "_body",
+        "_expanding",
+        "_visiting",
+    )
 
     def __init__(
         self,
         key: Hashable,
-        make: Callable[[], Term],
+        make: Callable[..., Term],
         needs_check: bool,
         shortest: Callable[[], bytes] | None = None,
         search_order: int = 0,
+        keyed: bool = False,
     ) -> None:
+        """``keyed``: ``make`` takes the key (``keyed_thunk``), else nothing."""
         super().__init__(hash(("thunk", key)), needs_check)
         self.key = key
         self.shortest = shortest
         self.search_order = search_order
-        self._make: Callable[[], Term] | None = make
+        self._make: Callable[..., Term] | None = make
+        self._keyed = keyed
         self._body: Term | None = None
         # Threads building the body / inside ``through_body``, allocated on first use:
         # most thunks (an object body per set of keys used) are never built, and every
@@ -328,7 +340,7 @@ class Thunk(Term):
             raise InvalidSpec(f"unguarded recursion through {self.key!r}")
         expanding.add(me)
         try:
-            body = make()
+            body = make(self.key) if self._keyed else make()
         finally:
             expanding.discard(me)
         published = self._published()
@@ -829,6 +841,14 @@ def thunk(
     accepts (a large lazy union, such as the leap seconds of ``time``, is then completed
     without being built). ``search_order``: see ``Thunk``."""
     return Thunk(key, make, needs_liveness_check, shortest, search_order)
+
+
+def keyed_thunk(key: Hashable, make: Callable[[Hashable], Term], *, search_order: int = 0) -> Term:
+    """``thunk(key, lambda: make(key))`` without a callable per thunk: one ``make``
+    serves every thunk of a family whose key says all the body depends on (an object's
+    bodies, one per set of keys used), and a key of numbers and strings is no object
+    for the cyclic collector to keep scanning once it has seen it."""
+    return Thunk(key, make, False, None, search_order, keyed=True)
 
 
 def lexeme(

@@ -1,8 +1,12 @@
 """JSON objects: named keys at most once each, in any order or in schema order.
 
-An object body is a thunk keyed by what has been read so far (the named keys used,
-the position after the last named key in schema order, the count of other keys when
-``minProperties``/``maxProperties`` need it, whether a member was read yet). It
+An object body is a thunk keyed by what has been read so far (the named keys used, as
+a bit mask over their positions in schema order, the position after the last named key
+in schema order, the count of other keys when ``minProperties``/``maxProperties`` need
+it, whether a member was read yet). The key holds only integers, strings and booleans,
+and the shape builds every body from it (``keyed_thunk``): a body offers one thunk per
+key still to come, and a set of names and a bound call per thunk would be three more
+objects each for the cyclic collector, kept as long as the schema. It
 expands to: close the object (when every required key is there), or read one more
 member: an unused named key with its value schema, or any other key allowed by
 ``additionalProperties``/``patternProperties`` with the value schema that key gets.
@@ -18,14 +22,14 @@ may come anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
 
 from fsm.decompose import first_bytes_over
 from fsm.json_schema.json_text import QUOTE, closing, colon, comma, string_literal, whitespace
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
-from fsm.terms import EMPTY, EPS, Term, alt, cat, derivative, literal, thunk
+from fsm.terms import EMPTY, EPS, Term, alt, cat, derivative, keyed_thunk, literal
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,11 @@ class ObjectShape:
     """Each member after its key's opening quote (``members`` derived by ``"``), and
     ``other_member``'s last, when every member starts with the quote (None otherwise):
     a body then offers ``"`` once, then the union of the tails (``_expand``)."""
+    required_mask: int = field(init=False, repr=False, compare=False)
+    """The required keys as bits of their positions in ``named`` (see ``_body``); a
+    required key not named sets a bit no body's keys hold, so the object never closes."""
+    expand: Callable[[Hashable], Term] = field(init=False, repr=False, compare=False)
+    """Builds a body from its thunk key (``_body``), one callable per shape."""
 
     def __post_init__(self) -> None:
         members = tuple(
@@ -79,6 +88,15 @@ class ObjectShape:
         named_positions = {name: position for position, (name, _) in enumerate(self.named)}
         object.__setattr__(self, "positions", named_positions)
         object.__setattr__(self, "tails", _tails((*members, self.other_member)))
+        required_mask = 0
+        for name in self.required:
+            required_mask |= 1 << named_positions.get(name, len(self.named))
+        object.__setattr__(self, "required_mask", required_mask)
+        object.__setattr__(self, "expand", partial(_expand_keyed, self))
+
+    def names_in(self, used: int) -> frozenset[str]:
+        """The named keys whose bits ``used`` holds."""
+        return frozenset(name for at, (name, _) in enumerate(self.named) if used >> at & 1)
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
@@ -101,45 +119,56 @@ def member(key: Term, value: Term, ws_max: int) -> Term:
 
 def object_term(shape: ObjectShape) -> Term:
     """``{`` ws body; the body closes with ws ``}`` (just ``}`` before any member)."""
-    if not _completable(shape, frozenset(), 0):
+    if not _completable(shape, 0, 0):
         return EMPTY
-    return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, frozenset(), 0, 0, True))
+    return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, 0, 0, 0, True))
 
 
 def _body(
-    shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool, order: int = 0
+    shape: ObjectShape, used: int, after: int, extra: int, first: bool, order: int = 0
 ) -> Term:
-    """``after``: index in ``shape.named`` where the next named key may start (always
-    0 for unordered shapes). ``order``: the search order of the member it follows
+    """``used``: the named keys read, bit ``i`` for ``shape.named[i]``. ``after``: index
+    in ``shape.named`` where the next named key may start (always 0 for unordered
+    shapes). ``order``: the search order of the member it follows
     (``Thunk.search_order``): the satisfiability analysis then adds keys in schema
     order, building the bodies a walk in that order builds, not others."""
-    return thunk(
-        ("object-body", shape.key, used, after, extra, first),
-        partial(_expand, shape, used, after, extra, first),  # fewer objects than a closure
-        search_order=order,
-    )
+    key = ("object-body", shape.key, used, after, extra, first)
+    return keyed_thunk(key, shape.expand, search_order=order)
 
 
-def _closable(shape: ObjectShape, used: frozenset[str], count: int) -> bool:
-    if not shape.required <= used or count < shape.min_properties:
+def _expand_keyed(shape: ObjectShape, key: Hashable) -> Term:
+    """The body ``_body`` keyed so."""
+    assert isinstance(key, tuple)
+    _, _, used, after, extra, first = key
+    return _expand(shape, used, after, extra, first)
+
+
+def _closable(shape: ObjectShape, used: int, count: int) -> bool:
+    if shape.required_mask & ~used or count < shape.min_properties:
         return False
-    if not all(deps <= used for name, deps in shape.dependent_required if name in used):
+    if not shape.dependent_required and not shape.key_rules:
+        return True
+    names = shape.names_in(used)
+    if not all(deps <= names for name, deps in shape.dependent_required if name in names):
         return False
-    return all(rule.holds(used) for rule in shape.key_rules)
+    return all(rule.holds(names) for rule in shape.key_rules)
 
 
-def _completable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
+def _completable(shape: ObjectShape, used: int, after: int) -> bool:
     """Whether the object can still close once keys from ``after`` on are added: the key
     rules can still hold, and the keys the used keys require may still come (a key that
     breaks ``oneOf`` or ``not`` for good, or that requires a key that can never come,
     must not be offered: the state after it could never close, and nothing else would
     tell)."""
-    if not _dependencies_addable(shape, used, after):
+    if not shape.dependent_required and not shape.key_rules:
+        return True
+    names = shape.names_in(used)
+    if not _dependencies_addable(shape, names, after):
         return False
     if not shape.key_rules:
         return True
     addable = frozenset(name for position, name in shape.rule_positions if position >= after)
-    return completable(shape.key_rules, used, shape.required, addable)
+    return completable(shape.key_rules, names, shape.required, addable)
 
 
 def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) -> bool:
@@ -167,8 +196,8 @@ def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) 
     return True
 
 
-def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, first: bool) -> Term:
-    count = len(used) + extra
+def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) -> Term:
+    count = used.bit_count() + extra
     options = [closing(b"}", shape.ws_max, first)] if _closable(shape, used, count) else []
     if shape.max_properties is not None and count >= shape.max_properties:
         return alt(*options)
@@ -179,10 +208,10 @@ def _expand(shape: ObjectShape, used: frozenset[str], after: int, extra: int, fi
     members: list[Term] = []
     for position in range(after, len(shape.named)):
         name, value = shape.named[position]
-        if name in used or value is EMPTY:
+        if used >> position & 1 or value is EMPTY:
             continue
         following = position + 1 if shape.ordered else 0
-        now_used = used | {name}
+        now_used = used | 1 << position
         if not _completable(shape, now_used, following):
             continue
         rest = _body(shape, now_used, following, extra, False, position)

@@ -41,7 +41,7 @@ def _bodies_after_a_key(term: Term) -> list[Thunk]:
             found.append(last)
         elif isinstance(last, Alt):
             todo.extend(last.items)
-    return sorted(found, key=lambda body: sorted(body.key[2]))
+    return sorted(found, key=lambda body: body.key[2])
 
 
 def test_every_body_holds_the_same_punctuation_terms() -> None:
@@ -129,3 +129,34 @@ def test_members_that_may_not_start_with_a_quote_are_offered_whole() -> None:
     term = object_term(shape)
     assert matches(term, b'{"a":1,x}') and matches(term, b"{x}")
     assert not matches(term, b'{"a":1,"x"}')
+
+
+def test_bodies_are_keyed_by_plain_values_and_built_by_one_callable() -> None:
+    """Every body of a shape is built by the shape's one callable from its key, and the
+    key holds only numbers, strings and booleans: no set of names and no bound call per
+    body, which the cyclic collector would scan for as long as the schema lives."""
+    number = regex_term("[0-9]")
+    named = tuple((name, number) for name in ("a", "b", "c"))
+    shape = ObjectShape(key=("schema", "/"), named=named)
+    bodies = _bodies_after_a_key(object_term(shape))
+    assert len(bodies) == 3
+    assert all(body._make is shape.expand for body in bodies)
+    plain = (int, str, bool)
+    for body in bodies:
+        assert isinstance(body.key, tuple)
+        flat = [
+            part for item in body.key for part in (item if isinstance(item, tuple) else (item,))
+        ]
+        assert all(isinstance(part, plain) for part in flat), body.key
+    assert sorted(shape.names_in(body.key[2]) for body in bodies) == [{"a"}, {"b"}, {"c"}]
+
+
+def test_a_required_key_that_is_not_named_keeps_the_object_open() -> None:
+    """A required key outside ``named`` can never be read, so no body may close: the
+    object has no complete text, however its named keys are filled."""
+    number = regex_term("[0-9]")
+    shape = ObjectShape(key="open", named=(("a", number),), required=frozenset({"a", "z"}))
+    term = object_term(shape)
+    assert not matches(term, b'{"a":1}') and not matches(term, b"{}")
+    closable = ObjectShape(key="closes", named=(("a", number),), required=frozenset({"a"}))
+    assert matches(object_term(closable), b'{"a":1}')
