@@ -3,10 +3,13 @@
 An object body is a thunk keyed by what has been read so far (the named keys used, as
 a bit mask over their positions in schema order, the position after the last named key
 in schema order, the count of other keys when ``minProperties``/``maxProperties`` need
-it, whether a member was read yet). The key holds only integers, strings and booleans,
-and the shape builds every body from it (``keyed_thunk``): a body offers one thunk per
-key still to come, and a set of names and a bound call per thunk would be three more
-objects each for the cyclic collector, kept as long as the schema. It
+it, whether a member was read yet). The key holds only bytes, integers, strings and
+booleans, and the shape builds every body from it (``keyed_thunk``): a body offers one
+thunk per key still to come, and a set of names and a bound call per thunk would be
+three more objects each for the cyclic collector, kept as long as the schema. The mask
+goes into the key as bytes: Python hashes an integer modulo ``2**61 - 1``, so as an
+integer the masks of a shape with more than 60 keys would collide (bit 61 hashes as
+bit 0), and every lookup of a body among its colliding neighbours would compare them. It
 expands to: close the object (when every required key is there), or read one more
 member: an unused named key with its value schema, or any other key allowed by
 ``additionalProperties``/``patternProperties`` with the value schema that key gets.
@@ -132,15 +135,16 @@ def _body(
     shapes). ``order``: the search order of the member it follows
     (``Thunk.search_order``): the satisfiability analysis then adds keys in schema
     order, building the bodies a walk in that order builds, not others."""
-    key = ("object-body", shape.key, used, after, extra, first)
+    mask = used.to_bytes((len(shape.named) + 7) // 8, "little")  # see the module docstring
+    key = ("object-body", shape.key, mask, after, extra, first)
     return keyed_thunk(key, shape.expand, search_order=order)
 
 
 def _expand_keyed(shape: ObjectShape, key: Hashable) -> Term:
     """The body ``_body`` keyed so."""
     assert isinstance(key, tuple)
-    _, _, used, after, extra, first = key
-    return _expand(shape, used, after, extra, first)
+    _, _, mask, after, extra, first = key
+    return _expand(shape, int.from_bytes(mask, "little"), after, extra, first)
 
 
 def _closable(shape: ObjectShape, used: int, count: int) -> bool:

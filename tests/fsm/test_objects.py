@@ -41,7 +41,13 @@ def _bodies_after_a_key(term: Term) -> list[Thunk]:
             found.append(last)
         elif isinstance(last, Alt):
             todo.extend(last.items)
-    return sorted(found, key=lambda body: body.key[2])
+    return sorted(found, key=lambda body: _used(body))
+
+
+def _used(body: Thunk) -> int:
+    """The mask of named keys a body's key says were used (bit ``i``: ``named[i]``)."""
+    assert isinstance(body.key, tuple)
+    return int.from_bytes(body.key[2], "little")
 
 
 def test_every_body_holds_the_same_punctuation_terms() -> None:
@@ -141,14 +147,14 @@ def test_bodies_are_keyed_by_plain_values_and_built_by_one_callable() -> None:
     bodies = _bodies_after_a_key(object_term(shape))
     assert len(bodies) == 3
     assert all(body._make is shape.expand for body in bodies)
-    plain = (int, str, bool)
+    plain = (bytes, int, str, bool)
     for body in bodies:
         assert isinstance(body.key, tuple)
         flat = [
             part for item in body.key for part in (item if isinstance(item, tuple) else (item,))
         ]
         assert all(isinstance(part, plain) for part in flat), body.key
-    assert sorted(shape.names_in(body.key[2]) for body in bodies) == [{"a"}, {"b"}, {"c"}]
+    assert sorted(shape.names_in(_used(body)) for body in bodies) == [{"a"}, {"b"}, {"c"}]
 
 
 def test_a_required_key_that_is_not_named_keeps_the_object_open() -> None:
@@ -160,3 +166,15 @@ def test_a_required_key_that_is_not_named_keeps_the_object_open() -> None:
     assert not matches(term, b'{"a":1}') and not matches(term, b"{}")
     closable = ObjectShape(key="closes", named=(("a", number),), required=frozenset({"a"}))
     assert matches(object_term(closable), b'{"a":1}')
+
+
+def test_the_bodies_of_a_shape_with_many_keys_hash_apart() -> None:
+    """The bodies after one key each of a 131-key object have as many hashes: as an
+    integer the mask of key 61 would hash as key 0's (Python hashes integers modulo
+    ``2**61 - 1``), and each lookup among such neighbours would compare them."""
+    number = regex_term("[0-9]")
+    named = tuple((f"k{i}", number) for i in range(131))
+    bodies = _bodies_after_a_key(object_term(ObjectShape(key="many", named=named)))
+    assert len(bodies) == 131
+    assert len({hash(body) for body in bodies}) == 131
+    assert [_used(body) for body in bodies] == [1 << i for i in range(131)]

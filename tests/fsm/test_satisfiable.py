@@ -224,7 +224,7 @@ def _built_object_bodies(term: fsm.terms.Term, seen: set[int] | None = None) -> 
         return set()
     below = _built_object_bodies(term._body, seen)
     if isinstance(term.key, tuple) and term.key[0] == "object-body":
-        below.add(term.key[2])
+        below.add(int.from_bytes(term.key[2], "little"))
     return below
 
 
