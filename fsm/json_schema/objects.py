@@ -208,7 +208,10 @@ def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) 
     separator = EPS if first else comma(shape.ws_max)
     # after the quote every key is read on from its own state: a row after a value reads
     # the comma and the quote once, not once per key behind them
-    heads = shape.members if shape.tails is None else shape.tails
+    if shape.tails is None:
+        quote, heads, other_head = EPS, shape.members, shape.other_member
+    else:
+        quote, heads, other_head = QUOTE, shape.tails, shape.tails[-1]
     members: list[Term] = []
     for position in range(after, len(shape.named)):
         name, value = shape.named[position]
@@ -225,9 +228,8 @@ def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) 
     if shape.other_member is not EMPTY:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
         rest = _body(shape, used, after, more, False, len(shape.named))
-        members.append(cat(heads[-1] if shape.tails is not None else shape.other_member, rest))
+        members.append(cat(other_head, rest))
     if members:
-        quote = EPS if shape.tails is None else QUOTE
         options.append(cat(separator, quote, alt(*members)))
     return alt(*options)
 

@@ -41,7 +41,7 @@ def _bodies_after_a_key(term: Term) -> list[Thunk]:
             found.append(last)
         elif isinstance(last, Alt):
             todo.extend(last.items)
-    return sorted(found, key=lambda body: _used(body))
+    return sorted(found, key=_used)
 
 
 def _used(body: Thunk) -> int:
