@@ -155,6 +155,12 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         only feeds a union is never numbered on its own)."""
         ...
 
+    def union_joins(self, state: int) -> tuple[tuple[int, int], ...] | None:
+        """The pairs ``(lexeme state, continuation)`` a ``union`` state was made of, when
+        every item was such a pair (None otherwise): the union of their joins, which a
+        row walk takes as its branches without building the union's term."""
+        ...
+
     def accepts(self, state: int) -> bool:
         """Whether ``state`` is final, without expanding it."""
         ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
+from typing import cast
 
 import numpy as np
 
@@ -64,6 +65,7 @@ class DerivativeAutomaton:
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
+        self._union_joins: dict[int, tuple[tuple[int, int], ...]] = {}  # ``union_joins``
         self._prefixes: dict[tuple[int, bytes], int] = {}
         self._pending_prefixes: dict[int, tuple[int, bytes]] = {}
         self._exit: int | None = None
@@ -254,7 +256,15 @@ class DerivativeAutomaton:
         if state is None:
             state = self._unions[items] = self._number_state(None)
             self._pending_unions[state] = items
+            if all(not isinstance(item, int) for item in items):
+                self._union_joins[state] = cast(tuple[tuple[int, int], ...], items)
         return state
+
+    def union_joins(self, state: int) -> tuple[tuple[int, int], ...] | None:
+        """The pairs of a ``union`` of joins only (None for any other state). Kept after
+        the term is built: a state is taken apart the same way whenever its row is
+        walked."""
+        return self._union_joins.get(state)
 
     def _term(self, state: int) -> Term:
         """A state's term, building a pending union's or prefix's on first use."""
@@ -292,7 +302,12 @@ class DerivativeAutomaton:
         return None
 
     def accepts(self, state: int) -> bool:
-        """Whether the state's term is nullable."""
+        """Whether the state's term is nullable; for a union of joins, whether one of
+        them is (its lexeme state and its continuation both are), without building the
+        union's term."""
+        joins = self._union_joins.get(state)
+        if joins is not None:
+            return any(self.accepts(head) and self.accepts(rest) for head, rest in joins)
         return nullable(self._term(state))
 
     def _intern(self, term: Term) -> int:

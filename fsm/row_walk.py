@@ -207,6 +207,11 @@ class RowWalker:
         a continuation, or a union (None otherwise)."""
         if self.parts is None:
             return None
+        joins = self.parts.union_joins(state)
+        if joins is not None:  # a token several branches read: walked as they were
+            return [
+                block for head, rest in joins for block in self._through_lexeme(nodes, head, rest)
+            ]
         split = self.parts.lexeme_split(state)
         if split is not None:
             return self._through_lexeme(nodes, *split)

@@ -298,6 +298,31 @@ def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab)
     assert index.next_state(state, token) == taken
 
 
+def test_a_union_of_joins_is_walked_join_by_join_without_its_term(smol_tokenizer, smol_vocab):
+    """``{"na`` is read by the key ``name`` and by "any other key": it leads to a union
+    of two joins (each key's prefix, then its rest of the object). Its row and its
+    finality come from the joins themselves, so the union's term is never built, and
+    every row on the way reads as the plain walk's."""
+    fast, plain = pair(JsonSchema(SCHEMAS["open object"]), smol_vocab)
+    parts = fast._parts
+    assert parts is not None
+    a, b = fast.initial_state, plain.initial_state
+    text = '{"na'
+    for token in smol_tokenizer.encode(text, add_special_tokens=False):
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+    joins = parts.union_joins(a)
+    assert joins is not None and len(joins) == 2
+    np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+    assert fast.is_final(a) == plain.is_final(b)
+    assert parts._terms[a] is None, "the union's term was built to walk its row"
+    for token in smol_tokenizer.encode('me": "x", "n": 1}', add_special_tokens=False):
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+        assert a >= 0 and b >= 0
+        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+    assert fast.is_final(a) and plain.is_final(b)
+    assert parts.union_joins(parts.initial) is None
+
+
 def test_a_key_s_walk_numbers_its_prefix_states_and_derives_them_when_asked(smol_vocab):
     """A lexeme of one string (an object key) is walked down its trie path with a state
     per prefix that ends tokens, numbered but not derived (``after``); asked for, each
