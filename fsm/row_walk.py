@@ -28,6 +28,9 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
   next key: each named key, or any other key), is walked branch by branch, and the
   branches' blocks are kept side by side: a token that several branches read leads to
   the union of where each leads, found when the token is taken (``fsm.token_row``).
+  Such a union, when every branch ended inside a lexeme, is walked from its pairs
+  (lexeme state, continuation) as it was found (``union_joins``), without building its
+  term or numbering its joins.
 
 Rows come out the same as a plain walk's, up to state numbering (the tests compare
 them by walking both). Targets are numbered lazily: a walk hands out a ``TokenRow``
