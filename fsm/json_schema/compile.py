@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import ROUND_CEILING, Decimal
 from itertools import product
+from typing import NamedTuple
 
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
@@ -1102,20 +1103,30 @@ class SchemaCompiler:
         def outside(content: Term) -> Term:
             return string_of(intersect(star(JSON_CHAR), complement(content)))
 
-        # (keys, value they require) both ways of each test that bounds a value
-        tests = [
-            ((string_of(content), value), (outside(content), self.any))
-            for content, value in patterns
-            if value != self.any
-        ]
+        # (keys, value they require) both ways of each test that bounds a value, and
+        # the patterns each way says the key matches (all of / one of) or does not
+        tests: list[tuple[tuple[Term, Term], tuple[Term, Term]]] = []
+        sides: list[tuple[KeySide, KeySide]] = []
+        for content, value in patterns:
+            if value != self.any:
+                tests.append(((string_of(content), value), (outside(content), self.any)))
+                sides.append((KeySide(matched=(content,)), KeySide(unmatched=(content,))))
         if additional != self.any:
-            some = alt(*(content for content, _ in patterns))
+            contents = tuple(content for content, _ in patterns)
+            some = alt(*contents)
             tests.append(((string_of(some), self.any), (outside(some), additional)))
+            sides.append((KeySide(one_of=contents), KeySide(unmatched=contents)))
         if len(tests) > MAX_KEY_TESTS:
             parts = [member(key, self.any, self.ws_max)]
             parts.extend(alt(*(member(*way, self.ws_max) for way in test)) for test in tests)
             return intersect(*parts)
-        return alt(*(self._key_case(key, ways) for ways in product(*tests)))
+        return alt(
+            *(
+                self._key_case(key, tuple(ways))
+                for ways, chosen in zip(product(*tests), product(*sides))
+                if not contradictory(chosen)
+            )
+        )
 
     def _key_case(self, key: Term, ways: tuple[tuple[Term, Term], ...]) -> Term:
         """The members whose key is ``key`` and takes each test the way chosen: the keys
@@ -1123,6 +1134,28 @@ class SchemaCompiler:
         values = [value for _, value in ways if value != self.any]
         value = intersect(*values) if values else self.any
         return member(intersect(key, *(keys for keys, _ in ways)), value, self.ws_max)
+
+
+class KeySide(NamedTuple):
+    """What one way of a key test says of the key: it matches each pattern of
+    ``matched``, at least one of ``one_of`` (when given), none of ``unmatched``."""
+
+    matched: tuple[Term, ...] = ()
+    one_of: tuple[Term, ...] = ()
+    unmatched: tuple[Term, ...] = ()
+
+
+def contradictory(sides: tuple[KeySide, ...]) -> bool:
+    """Whether no key takes every way chosen: one must match a pattern another must
+    not, or match one of patterns that another excludes all of. Such a case (a key in
+    a pattern and outside every pattern) is empty by construction; left in, it is a
+    member whose key no string reaches, which the automaton can only show dead by
+    searching the intersection each time it is met."""
+    matched = {content for side in sides for content in side.matched}
+    unmatched = {content for side in sides for content in side.unmatched}
+    if matched & unmatched:
+        return True
+    return any(side.one_of and unmatched.issuperset(side.one_of) for side in sides)
 
 
 def _unless_requiring(name: str, sources: list[Source], negations: list[Source]) -> list[Source]:
