@@ -1103,37 +1103,39 @@ class SchemaCompiler:
         def outside(content: Term) -> Term:
             return string_of(intersect(star(JSON_CHAR), complement(content)))
 
-        # (keys, value they require) both ways of each test that bounds a value, and
-        # the patterns each way says the key matches (all of / one of) or does not
-        tests: list[tuple[tuple[Term, Term], tuple[Term, Term]]] = []
-        sides: list[tuple[KeySide, KeySide]] = []
+        # both ways of each test that bounds a value: the keys, the value they require,
+        # and what the way says of the patterns the key matches (``contradictory``)
+        tests: list[tuple[KeyWay, KeyWay]] = []
         for content, value in patterns:
             if value != self.any:
-                tests.append(((string_of(content), value), (outside(content), self.any)))
-                sides.append((KeySide(matched=(content,)), KeySide(unmatched=(content,))))
+                inside = (string_of(content), value, KeySide(matched=(content,)))
+                tests.append((inside, (outside(content), self.any, KeySide(unmatched=(content,)))))
         if additional != self.any:
             contents = tuple(content for content, _ in patterns)
             some = alt(*contents)
-            tests.append(((string_of(some), self.any), (outside(some), additional)))
-            sides.append((KeySide(one_of=contents), KeySide(unmatched=contents)))
+            inside = (string_of(some), self.any, KeySide(one_of=contents))
+            tests.append((inside, (outside(some), additional, KeySide(unmatched=contents))))
         if len(tests) > MAX_KEY_TESTS:
             parts = [member(key, self.any, self.ws_max)]
-            parts.extend(alt(*(member(*way, self.ws_max) for way in test)) for test in tests)
+            parts.extend(
+                alt(*(member(keys, value, self.ws_max) for keys, value, _ in test))
+                for test in tests
+            )
             return intersect(*parts)
         return alt(
             *(
-                self._key_case(key, tuple(ways))
-                for ways, chosen in zip(product(*tests), product(*sides))
-                if not contradictory(chosen)
+                self._key_case(key, ways)
+                for ways in product(*tests)
+                if not contradictory(tuple(side for _, _, side in ways))
             )
         )
 
-    def _key_case(self, key: Term, ways: tuple[tuple[Term, Term], ...]) -> Term:
+    def _key_case(self, key: Term, ways: tuple[KeyWay, ...]) -> Term:
         """The members whose key is ``key`` and takes each test the way chosen: the keys
         met (one lexeme, ``fsm.terms.intersect``), their values met, ``any`` left out."""
-        values = [value for _, value in ways if value != self.any]
+        values = [value for _, value, _ in ways if value != self.any]
         value = intersect(*values) if values else self.any
-        return member(intersect(key, *(keys for keys, _ in ways)), value, self.ws_max)
+        return member(intersect(key, *(keys for keys, _, _ in ways)), value, self.ws_max)
 
 
 class KeySide(NamedTuple):
@@ -1143,6 +1145,11 @@ class KeySide(NamedTuple):
     matched: tuple[Term, ...] = ()
     one_of: tuple[Term, ...] = ()
     unmatched: tuple[Term, ...] = ()
+
+
+KeyWay = tuple[Term, Term, KeySide]
+"""One way of a key test: the keys it takes, the value they require, what it says of
+the patterns the key matches."""
 
 
 def contradictory(sides: tuple[KeySide, ...]) -> bool:
