@@ -71,7 +71,10 @@ class ByteTable:
         successors = np.asarray(successors)
         if successors.shape != (256,) or successors.dtype.kind not in "iu":
             raise FsmError(f"expand({state}) must return 256 integer successors")
-        lowest, highest = successor_bounds(successors)
+        if successors.dtype == np.int32:
+            lowest, highest = successor_bounds(successors)
+        else:  # a foreign automaton's own dtype, checked before it is narrowed
+            lowest, highest = int(successors.min()), int(successors.max())
         if lowest < DEAD:
             raise FsmError(f"expand({state}) returned a negative state other than DEAD")
         self._mark(successors, max(highest, state))
@@ -98,9 +101,10 @@ class ByteTable:
             self.discovered[state] = True
 
     def _mark(self, states: np.ndarray, top: int) -> None:
-        """Marks ``states`` (``DEAD`` skipped) discovered; ``top`` is at least each."""
+        """Marks ``states`` (``DEAD`` skipped) discovered; ``top`` is at least each
+        (checked against the bound before the states are narrowed to the table's int32)."""
         self._make_room(top)
-        mark_discovered(states, self.discovered, DEAD)
+        mark_discovered(states.astype(np.int32, copy=False), self.discovered, DEAD)
 
     def _make_room(self, top: int) -> None:
         """Refuses ``top`` past ``max_states``, else grows the arrays to hold it."""

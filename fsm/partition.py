@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fsm.kernel_types import READS_UINT16
+
 SLOTS = 512
 """Open-addressing slots for the (label, label) pairs of one refinement: at most 256
 pairs occur (one per byte), so the table is at most half full."""
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_UINT16, READS_UINT16), cache=True, nogil=True)
 def refine(first, second):
     """``uint16[256]``: the coarsest partition finer than both ``first`` and ``second``
     (``uint16[256]`` each, labels below 257), classes numbered by first appearance.
@@ -51,7 +53,7 @@ def refine_py(parts: np.ndarray) -> np.ndarray:
     return np.asarray(labels, np.uint16)
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_UINT16,), cache=True, nogil=True)
 def first_members(labels):
     """``uint8[256]``: for each byte, the lowest byte with the same label (its class's
     representative; a byte ``b`` represents its class exactly when ``out[b] == b``)."""

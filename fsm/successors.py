@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from numba import njit
 
+from fsm.kernel_types import INT, READS_INT32, WRITES_BOOL
 
-@njit(cache=True, nogil=True)
+
+@njit((READS_INT32,), cache=True, nogil=True)
 def successor_bounds(successors):
     """``(lowest, highest)`` of a state's successors (``DEAD`` included)."""
     lowest = highest = successors[0]
@@ -22,7 +24,7 @@ def successor_bounds(successors):
     return int(lowest), int(highest)
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, WRITES_BOOL, INT), cache=True, nogil=True)
 def mark_discovered(successors, discovered, dead):
     """Sets ``discovered[s]`` for every successor ``s`` other than ``dead``."""
     for successor in successors:

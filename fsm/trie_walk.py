@@ -11,8 +11,33 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fsm.kernel_types import (
+    INT,
+    READS_BOOL,
+    READS_INT32,
+    READS_INT32_TABLE,
+    READS_UINT8,
+    WRITES_INT32,
+)
 
-@njit(cache=True, nogil=True)
+
+@njit(
+    (
+        READS_INT32_TABLE,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_UINT8,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_BOOL,
+        INT,
+    ),
+    cache=True,
+    nogil=True,
+)
 def walk_trie(
     table,
     row_of,
@@ -155,7 +180,7 @@ def walk_trie_py(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, INT), cache=True, nogil=True)
 def pack_bitmask(tokens, words):
     """int32[words] with bit ``t % 32`` of word ``t // 32`` set for each token ``t``."""
     mask = np.zeros(words, np.uint32)
@@ -185,7 +210,7 @@ def _chunk_holds(tokens, token, start, stop):
     return hit != 0
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, INT), cache=True, nogil=True)
 def position_of(tokens, token):
     """The first position of ``token`` in ``tokens`` (-1: absent): a row looks up the
     one token a step takes in a block of a string's ~48,800 tokens, once."""
@@ -205,7 +230,7 @@ def position_of_py(tokens, token):
     return listed.index(token) if token in listed else -1
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, READS_INT32, INT), cache=True, nogil=True)
 def search_trie_order(tokens, token_nodes, token):
     """The position of ``token`` among distinct ``tokens`` in trie order (their nodes,
     ``token_nodes[tokens]``, ascending: how a walk hands them out), -1 when absent: a
@@ -225,7 +250,7 @@ def search_trie_order(tokens, token_nodes, token):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, READS_INT32, INT), cache=True, nogil=True)
 def position_in_trie_order(tokens, token_nodes, token):
     """The position of ``token`` among distinct ``tokens`` (-1: absent): by
     ``search_trie_order``, so a step's token is found among a string's ~48,800 in ~16
@@ -235,7 +260,7 @@ def position_in_trie_order(tokens, token_nodes, token):
     return found if found >= 0 else position_of(tokens, token)
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, INT), cache=True, nogil=True)
 def positions_of(tokens, token):
     """Every position of ``token`` in ``tokens``, ascending (a row's small blocks lie
     side by side, and several may read the token)."""
@@ -262,7 +287,7 @@ def positions_of_py(tokens, token):
     return np.asarray([i for i, t in enumerate(tokens.tolist()) if t == token], np.int64)
 
 
-@njit(cache=True, nogil=True)
+@njit((INT, INT), cache=True, nogil=True)
 def is_sparse(count, vocab_size):
     """Whether ``count`` tokens are few enough against the vocabulary (under a
     sixteenth) that sorting them beats a pass over a vocabulary-sized array."""
@@ -274,7 +299,7 @@ ABSENT = np.int32(-(2**31))
 joins' codes a little below -1)."""
 
 
-@njit(cache=True, nogil=True)
+@njit((WRITES_INT32, READS_INT32, READS_INT32, READS_INT32), cache=True, nogil=True)
 def scatter_targets(target_of, tokens, inverse, targets):
     """``target_of[tokens[i]] = targets[inverse[i]]``: a block of a row, into a
     vocabulary-sized array (``read_row`` reads the row back in token order)."""
@@ -282,14 +307,14 @@ def scatter_targets(target_of, tokens, inverse, targets):
         target_of[tokens[i]] = targets[inverse[i]]
 
 
-@njit(cache=True, nogil=True)
+@njit((WRITES_INT32, READS_INT32, READS_INT32), cache=True, nogil=True)
 def scatter_plain(target_of, tokens, targets):
     """``target_of[tokens[i]] = targets[i]`` (a block whose targets are aligned)."""
     for i in range(tokens.shape[0]):
         target_of[tokens[i]] = targets[i]
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, INT), cache=True, nogil=True)
 def read_row(target_of, count):
     """The ``count`` tokens of ``target_of`` not ``ABSENT``, ascending, their targets,
     and their packed int32 mask (layout of ``pack_bitmask``, one word per 32 entries of
@@ -337,7 +362,7 @@ def read_row_py(target_of, count):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, INT), cache=True, nogil=True)
 def read_by_several(tokens, vocab_size):
     """Ascending positions ``i`` whose ``tokens[i]`` occurs more than once in ``tokens``
     (ids below ``vocab_size``): the tokens several branches of a union read."""
@@ -358,39 +383,6 @@ def read_by_several_py(tokens, vocab_size):
     listed = tokens.tolist()
     count = {token: listed.count(token) for token in set(listed)}
     return np.asarray([i for i, token in enumerate(listed) if count[token] > 1], np.int64)
-
-
-@njit(cache=True, nogil=True)
-def group_by_token(tokens, ends, vocab_size):
-    """``(token, end)`` pairs grouped by token: ``(distinct, inverse, offsets, values)``
-    where ``distinct`` holds the tokens ascending and ``distinct[i]`` reads the ends
-    ``values[offsets[c]:offsets[c + 1]]`` (ascending, without repeats) for
-    ``c = inverse[i]``; equal groups share one ``c``, numbered in order of first use.
-
-    The tokens several branches of a union read, with where each branch leads: one
-    pass to bucket the pairs by token, one over the buckets, each sorted in place (a
-    few ends) and looked up in an open-addressing table of the groups met so far."""
-    count = tokens.shape[0]
-    order = _by_token(tokens, vocab_size)
-    distinct = np.empty(count, np.int32)
-    inverse = np.empty(count, np.int32)
-    offsets = np.zeros(count + 1, np.int64)
-    values = np.empty(count, np.int32)
-    slots = 1
-    while slots < 2 * count:
-        slots *= 2
-    table = np.full(slots, -1, np.int64)
-    group = np.empty(count, np.int32)
-    found = groups = lo = 0
-    while lo < count:
-        token = tokens[order[lo]]
-        size, lo = _sorted_group(tokens, ends, order, lo, group)
-        known = _group_number(group, size, table, offsets, values, groups)
-        groups = max(groups, known + 1)
-        distinct[found] = token
-        inverse[found] = known
-        found += 1
-    return distinct[:found], inverse[:found], offsets[: groups + 1], values[: offsets[groups]]
 
 
 @njit(cache=True, nogil=True)
@@ -460,6 +452,39 @@ def _group_number(group, size, table, offsets, values, groups):
     return groups
 
 
+@njit((READS_INT32, READS_INT32, INT), cache=True, nogil=True)
+def group_by_token(tokens, ends, vocab_size):
+    """``(token, end)`` pairs grouped by token: ``(distinct, inverse, offsets, values)``
+    where ``distinct`` holds the tokens ascending and ``distinct[i]`` reads the ends
+    ``values[offsets[c]:offsets[c + 1]]`` (ascending, without repeats) for
+    ``c = inverse[i]``; equal groups share one ``c``, numbered in order of first use.
+
+    The tokens several branches of a union read, with where each branch leads: one
+    pass to bucket the pairs by token, one over the buckets, each sorted in place (a
+    few ends) and looked up in an open-addressing table of the groups met so far."""
+    count = tokens.shape[0]
+    order = _by_token(tokens, vocab_size)
+    distinct = np.empty(count, np.int32)
+    inverse = np.empty(count, np.int32)
+    offsets = np.zeros(count + 1, np.int64)
+    values = np.empty(count, np.int32)
+    slots = 1
+    while slots < 2 * count:
+        slots *= 2
+    table = np.full(slots, -1, np.int64)
+    group = np.empty(count, np.int32)
+    found = groups = lo = 0
+    while lo < count:
+        token = tokens[order[lo]]
+        size, lo = _sorted_group(tokens, ends, order, lo, group)
+        known = _group_number(group, size, table, offsets, values, groups)
+        groups = max(groups, known + 1)
+        distinct[found] = token
+        inverse[found] = known
+        found += 1
+    return distinct[:found], inverse[:found], offsets[: groups + 1], values[: offsets[groups]]
+
+
 def group_by_token_py(tokens, ends, vocab_size):
     """Plain-Python twin of ``group_by_token``."""
     by_token: dict[int, set[int]] = {}
@@ -479,6 +504,53 @@ def group_by_token_py(tokens, ends, vocab_size):
 
 
 @njit(cache=True, nogil=True)
+def _merged_ranges(starts, stops):
+    """The union of the ranges ``[starts[k], stops[k])`` as disjoint ranges, ascending."""
+    order = np.argsort(starts)
+    merged_starts = np.empty(starts.shape[0], np.int64)
+    merged_stops = np.empty(starts.shape[0], np.int64)
+    count = 0
+    for k in range(order.shape[0]):
+        start, stop = starts[order[k]], stops[order[k]]
+        if count > 0 and start <= merged_stops[count - 1]:
+            merged_stops[count - 1] = max(merged_stops[count - 1], stop)
+        else:
+            merged_starts[count] = start
+            merged_stops[count] = stop
+            count += 1
+    return merged_starts[:count], merged_stops[:count]
+
+
+@njit(cache=True, nogil=True)
+def _outside(values, starts, stops):
+    """``values`` in none of the disjoint ascending ranges ``[starts[k], stops[k])``."""
+    out = np.empty(values.shape[0], np.int32)
+    left = 0
+    for i in range(values.shape[0]):
+        k = np.searchsorted(starts, values[i], side="right") - 1
+        if k < 0 or values[i] >= stops[k]:
+            out[left] = values[i]
+            left += 1
+    return out[:left]
+
+
+@njit(
+    (
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        INT,
+    ),
+    cache=True,
+    nogil=True,
+)
 def cut_walk(
     tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse, own_nodes, shift
 ):
@@ -534,37 +606,6 @@ def cut_walk(
     return out_tokens, out_inverse, _outside(exits, merged_starts, merged_stops), out_mask
 
 
-@njit(cache=True, nogil=True)
-def _merged_ranges(starts, stops):
-    """The union of the ranges ``[starts[k], stops[k])`` as disjoint ranges, ascending."""
-    order = np.argsort(starts)
-    merged_starts = np.empty(starts.shape[0], np.int64)
-    merged_stops = np.empty(starts.shape[0], np.int64)
-    count = 0
-    for k in range(order.shape[0]):
-        start, stop = starts[order[k]], stops[order[k]]
-        if count > 0 and start <= merged_stops[count - 1]:
-            merged_stops[count - 1] = max(merged_stops[count - 1], stop)
-        else:
-            merged_starts[count] = start
-            merged_stops[count] = stop
-            count += 1
-    return merged_starts[:count], merged_stops[:count]
-
-
-@njit(cache=True, nogil=True)
-def _outside(values, starts, stops):
-    """``values`` in none of the disjoint ascending ranges ``[starts[k], stops[k])``."""
-    out = np.empty(values.shape[0], np.int32)
-    left = 0
-    for i in range(values.shape[0]):
-        k = np.searchsorted(starts, values[i], side="right") - 1
-        if k < 0 or values[i] >= stops[k]:
-            out[left] = values[i]
-            left += 1
-    return out[:left]
-
-
 def cut_walk_py(
     tokens, inverse, nodes, exits, mask, starts, stops, own_tokens, own_inverse, own_nodes, shift
 ):
@@ -605,7 +646,7 @@ def cut_walk_py(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_UINT8, READS_INT32, READS_UINT8), cache=True, nogil=True)
 def follow_path(labels, ends, data):
     """The trie nodes of ``data``'s prefixes, shortest first, as far as the trie holds
     them (``nodes[i]`` spells ``data[: i + 1]``): a literal lexeme's walk visits only
@@ -641,7 +682,7 @@ def follow_path_py(labels, ends, data):
     return np.asarray(nodes, np.int32)
 
 
-@njit(cache=True, nogil=True)
+@njit((READS_INT32, READS_INT32, READS_INT32, INT, INT, INT, INT), cache=True, nogil=True)
 def counted_tokens(tokens, kinds, counts, exit_kind, width, lo, hi):
     """The tokens of a counted walk (``fsm.counted``) whose units fit ``lo..hi``: a
     token in a partial unit (``0 < kind < exit_kind``) begins one more than it

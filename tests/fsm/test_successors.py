@@ -16,9 +16,9 @@ rows = st.lists(st.integers(-1, 299), min_size=256, max_size=256)
 
 
 @settings(max_examples=200, deadline=None)
-@given(rows, st.sampled_from([np.int32, np.int64]))
-def test_bounds_and_marks_match_numpy(values, dtype):
-    successors = np.asarray(values, dtype)
+@given(rows)
+def test_bounds_and_marks_match_numpy(values):
+    successors = np.asarray(values, np.int32)
     assert successor_bounds(successors) == (int(successors.min()), int(successors.max()))
     discovered = np.zeros(300, np.bool_)
     discovered[7] = True  # marks already set stay set
