@@ -154,7 +154,7 @@ def _ecma_to_python(pattern: str) -> str:
 def _time_term() -> Term:
     """RFC 3339 ``full-time``; a leap second only where it falls at 23:59:60 UTC."""
     ordinary = regex_term(_TIME, encode_char=json_string_encoding)
-    leap = thunk(("format-leap-second",), _leap_seconds, shortest=lambda: _leap_tree()[1][b""])
+    leap = thunk(("format-leap-second",), _leap_seconds, shortest=partial(_leap_shortest, b""))
     return alt(ordinary, leap)
 
 
@@ -179,43 +179,47 @@ def _leap_branch(prefix: bytes) -> Term:
     23:59:60 UTC) that start with ``prefix``, as a prefix tree whose branches are
     thunks: a derivative looks at the 10 or fewer options sharing its next byte, and
     only the branches a text reads are ever built (not all 1,440 stamps)."""
-    if len(prefix) == len(b"HH:MM:60"):
+    if len(prefix) == len(LEAP_STAMP):
         local = int(prefix[:2]) * 60 + int(prefix[3:5])
         fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
         return cat(fraction, alt(*(literal(offset) for offset in _leap_offsets(local))))
-    following, shortest = _leap_tree()
     branches = []
-    for byte in following[prefix]:
+    for byte in _leap_following(prefix):
         longer = prefix + bytes((byte,))
         rest = thunk(
             ("format-leap-second", longer),
             partial(_leap_branch, longer),
-            shortest=partial(shortest.__getitem__, longer),
+            shortest=partial(_leap_shortest, longer),
         )
         branches.append(cat(literal(bytes((byte,))), rest))
     return alt(*branches)
 
 
-@lru_cache(maxsize=1)
-def _leap_tree() -> tuple[dict[bytes, list[int]], dict[bytes, bytes]]:
-    """The leap-second stamps' prefix tree (a few thousand short entries, built on first
-    use): the bytes that follow each proper prefix, in order, and after each prefix the
-    shortest, then lowest, rest of a leap-second time (the rest of the stamp, no
-    fraction, its shortest lowest offset), which the tree's thunks state so that a
-    completion never builds the tree."""
-    following: dict[bytes, set[int]] = {}
-    shortest: dict[bytes, bytes] = {}
-    for local in range(24 * 60):
-        stamp = f"{local // 60:02d}:{local % 60:02d}:60".encode()
-        offset = min(_leap_offsets(local), key=lambda text: (len(text), text))
-        for end in range(len(stamp) + 1):
-            prefix, rest = stamp[:end], stamp[end:] + offset
-            if end < len(stamp):
-                following.setdefault(prefix, set()).add(stamp[end])
-            known = shortest.get(prefix)
-            if known is None or (len(rest), rest) < (len(known), known):
-                shortest[prefix] = rest
-    return {prefix: sorted(found) for prefix, found in following.items()}, shortest
+LEAP_STAMP = b"23:59:60"
+"""The leap second at offset zero: the only stamp a one-byte offset (``Z``) ends."""
+_STAMP_BYTES = (b"012", b"0123456789", b":", b"012345", b"0123456789", b":", b"6", b"0")
+"""The bytes of a local ``HH:MM:60`` by position (an hour ``2`` goes on with ``0-3``)."""
+
+
+def _leap_following(prefix: bytes) -> bytes:
+    """The bytes that may follow ``prefix``, a proper prefix of a local ``HH:MM:60``:
+    every minute of the day is 23:59 UTC at some offset, so they are the clock's own."""
+    return b"0123" if prefix == b"2" else _STAMP_BYTES[len(prefix)]
+
+
+def _leap_shortest(prefix: bytes) -> bytes:
+    """The shortest, then lowest, rest of a leap-second time after ``prefix`` (a
+    completion states it, so the tree is never built for it): ``23:59:60Z`` is the
+    one time with a one-byte offset; any other ends with a six-byte one, so the lowest
+    is the lowest stamp below ``prefix`` (its lowest byte at each position) with its
+    ``+HH:MM`` offset (``+`` sorts before ``-``)."""
+    if LEAP_STAMP.startswith(prefix):
+        return LEAP_STAMP[len(prefix) :] + b"Z"
+    stamp = prefix
+    while len(stamp) < len(LEAP_STAMP):
+        stamp += _leap_following(stamp)[:1]
+    local = int(stamp[:2]) * 60 + int(stamp[3:5])
+    return stamp[len(prefix) :] + _leap_offsets(local)[0]
 
 
 @lru_cache(maxsize=64)
