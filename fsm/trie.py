@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from numba import njit
+
+from fsm.kernel_types import READS_INT32, READS_UINT8
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,45 +59,84 @@ class TokenTrie:
     @classmethod
     def build(cls, token_bytes: Sequence[bytes | None], exclude: Collection[int] = ()) -> TokenTrie:
         """The trie of every non-empty token not in ``exclude`` (``None`` is skipped)."""
-        entries = sorted(
-            (data, token_id)
-            for token_id, data in enumerate(token_bytes)
-            if data and token_id not in exclude
+        ids = sorted(  # by bytes, then id (the sort is stable)
+            (
+                token_id
+                for token_id, data in enumerate(token_bytes)
+                if data and token_id not in exclude
+            ),
+            key=token_bytes.__getitem__,
         )
-        labels, depths, token_node = _preorder_nodes(entries)
-        ends = _subtree_ends(depths)
-        token_node_arr = np.asarray(token_node, dtype=np.int64)
-        counts = np.bincount(token_node_arr, minlength=len(labels))
+        strings = [token_bytes[token_id] or b"" for token_id in ids]
+        lengths = np.fromiter(map(len, strings), np.int32, len(strings))
+        starts = np.zeros(len(strings), np.int32)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        joined = np.frombuffer(b"".join(strings), np.uint8)
+        labels, depths, token_node, ends = preorder_layout(joined, starts, lengths)
+        counts = np.bincount(token_node, minlength=len(labels))
         token_starts = np.zeros(len(labels) + 1, dtype=np.int32)
         np.cumsum(counts, out=token_starts[1:])
-        # entries are sorted by bytes, so token_node is non-decreasing: ids are grouped.
-        token_ids = np.asarray([token_id for _, token_id in entries], dtype=np.int32)
+        # the strings are sorted, so token_node is non-decreasing: ids are grouped.
         return cls(
-            labels=np.asarray(labels, dtype=np.uint8),
+            labels=labels,
             depths=depths,
             ends=ends,
             token_starts=token_starts,
-            token_ids=token_ids,
+            token_ids=np.asarray(ids, dtype=np.int32),
         )
 
 
-def _preorder_nodes(
-    entries: Sequence[tuple[bytes, int]],
-) -> tuple[list[int], np.ndarray, list[int]]:
-    """Labels and depths of the trie nodes in preorder, and the node of each entry.
+@njit((READS_UINT8, READS_INT32, READS_INT32), cache=True, nogil=True)
+def preorder_layout(joined, starts, lengths):
+    """The trie of strings given in ascending byte order (string ``i`` is
+    ``joined[starts[i]:starts[i] + lengths[i]]``): node labels and depths in preorder,
+    the node each string ends at, and each node's subtree end.
 
-    ``entries`` are sorted by bytes, so each new string shares its longest common prefix
-    with the previous one and only its remaining bytes create nodes."""
-    labels = [0]
-    depths = [0]
-    path = [0]  # path[d]: node at depth d on the way to the previous string
-    token_node: list[int] = []
+    Each string shares its longest common prefix with the previous one, and only its
+    remaining bytes add nodes, the last of them its own; a node's subtree ends at the
+    first later node that is not deeper (a stack of the open nodes finds it)."""
+    count = lengths.shape[0]
+    shared = np.zeros(count, np.int32)
+    total = 1
+    for i in range(count):
+        if i > 0:
+            before, here = starts[i - 1], starts[i]
+            limit = min(lengths[i - 1], lengths[i])
+            common = 0
+            while common < limit and joined[before + common] == joined[here + common]:
+                common += 1
+            shared[i] = common
+        total += lengths[i] - shared[i]
+    labels = np.zeros(total, np.uint8)
+    depths = np.zeros(total, np.int32)
+    token_node = np.empty(count, np.int32)
+    node = 0
+    for i in range(count):
+        for depth in range(shared[i], lengths[i]):
+            node += 1
+            labels[node] = joined[starts[i] + depth]
+            depths[node] = depth + 1
+        token_node[i] = node
+    ends = np.full(total, total, np.int32)
+    open_nodes = np.empty(total, np.int32)
+    top = 0
+    for node in range(total):
+        while top > 0 and depths[open_nodes[top - 1]] >= depths[node]:
+            top -= 1
+            ends[open_nodes[top]] = node
+        open_nodes[top] = node
+        top += 1
+    return labels, depths, token_node, ends
+
+
+def preorder_layout_py(strings: Sequence[bytes]) -> tuple[np.ndarray, ...]:
+    """Plain-Python twin of ``preorder_layout`` over ``strings`` (ascending)."""
+    labels, depths, path, token_node = [0], [0], [0], []
     previous = b""
-    for data, _ in entries:
+    for data in strings:
         if data != previous:
             common = 0
-            limit = min(len(data), len(previous))
-            while common < limit and data[common] == previous[common]:
+            while common < min(len(data), len(previous)) and data[common] == previous[common]:
                 common += 1
             del path[common + 1 :]
             for depth in range(common, len(data)):
@@ -103,17 +145,15 @@ def _preorder_nodes(
                 path.append(len(labels) - 1)
             previous = data
         token_node.append(path[len(data)])
-    return labels, np.asarray(depths, dtype=np.int32), token_node
-
-
-def _subtree_ends(depths: np.ndarray) -> np.ndarray:
-    """For each preorder node, the index of the first later node that is not below it."""
-    count = len(depths)
-    ends = np.full(count, count, dtype=np.int32)
-    depth_of = depths.tolist()
+    ends = [len(depths)] * len(depths)
     open_nodes: list[int] = []
-    for node, depth in enumerate(depth_of):
-        while open_nodes and depth_of[open_nodes[-1]] >= depth:
+    for node, depth in enumerate(depths):
+        while open_nodes and depths[open_nodes[-1]] >= depth:
             ends[open_nodes.pop()] = node
         open_nodes.append(node)
-    return ends
+    return (
+        np.asarray(labels, np.uint8),
+        np.asarray(depths, np.int32),
+        np.asarray(token_node, np.int32),
+        np.asarray(ends, np.int32),
+    )

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 
-from fsm import partition, successors, trie_walk
+from fsm import partition, successors, trie, trie_walk
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNEL_MODULES = (trie_walk, partition, successors)
+KERNEL_MODULES = (trie_walk, partition, successors, trie)
 
 
 def _public_kernels() -> dict[str, CPUDispatcher]:
@@ -59,12 +59,12 @@ import fsm
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.compiler import automaton_of
 from numba.core.registry import CPUDispatcher
-from fsm import partition, successors, trie_walk
+from fsm import partition, successors, trie, trie_walk
 
 def overloads():
     return {
         module.__name__ + "." + name: len(kernel.signatures)
-        for module in (trie_walk, partition, successors)
+        for module in (trie_walk, partition, successors, trie)
         for name, kernel in vars(module).items()
         if isinstance(kernel, CPUDispatcher)
     }

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fsm import InvalidVocabulary, Vocabulary
-from fsm.trie import TokenTrie
+from fsm.trie import TokenTrie, preorder_layout, preorder_layout_py
 from fsm.vocabulary import (
     byte_level_alphabet,
     byte_level_table,
@@ -240,6 +240,22 @@ def _check_trie(token_bytes, exclude):
 )
 def test_trie_holds_exactly_the_tokens(token_bytes, exclude):
     _check_trie(token_bytes, exclude)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=6), max_size=40))
+def test_the_layout_kernel_equals_its_python_twin(strings):
+    """Labels, depths, each string's node and subtree ends, for strings in byte order
+    with repeats (two ids with the same bytes share a node)."""
+    strings = sorted(strings + strings[:3])
+    lengths = np.asarray([len(data) for data in strings], np.int32)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
+    joined = np.frombuffer(b"".join(strings), np.uint8)
+    for got, expected in zip(
+        preorder_layout(joined, starts, lengths), preorder_layout_py(strings), strict=True
+    ):
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == expected.dtype
 
 
 def test_trie_of_smol_vocabulary(smol_vocab):
