@@ -347,6 +347,7 @@ HEADERS = [
     "compile + cold walk (ms)",
     "cold step p50 (µs)",
     "cold step p99 (µs)",
+    "cold step max (µs)",
     "warm step p50 (µs)",
     "rejected / failed",
 ]
@@ -368,6 +369,7 @@ def _row(name: str, record: dict, totals: str) -> list[object]:
         totals,
         fmt(percentile(record["cold"], 50) / 1e3, 1),
         fmt(percentile(record["cold"], 99) / 1e3, 1),
+        fmt(max(record["cold"], default=0) / 1e3, 0),
         fmt(median(record["warm"]) / 1e3, 2),
         f"{record['rejected']} / {record['failed']}",
     ]
