@@ -14,6 +14,7 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 from fsm import partition, successors, trie, trie_walk
+from tests.fsm.walked_specs import WALKED_SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_MODULES = (trie_walk, partition, successors, trie)
@@ -53,7 +54,8 @@ def test_an_argument_of_another_dtype_is_refused_not_compiled() -> None:
     assert len(trie_walk.pack_bitmask.signatures) == 1
 
 
-COUNT_OVERLOADS_AROUND_WALKS = """
+COUNT_OVERLOADS_AROUND_WALKS = (
+    """
 import json
 import fsm
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
@@ -74,18 +76,9 @@ words = [None, b"{", b"}", b'"', b'":', b",", b" ", b"[", b"]", b"a", b"b", b"ab
          b"-", b".", b"e", b"x-", b"true", b"null", b'"a', b'b"', b'{"', b'"}', b"2024",
          b"-01", b"T", b":00", b"Z", b"\\\\", b"u00", b"\\xc3\\xa9"]
 vocabulary = Vocabulary.from_raw(words + [bytes([b]) for b in range(256)], eos_ids=[0])
-specs = [
-    Regex(r"(\\+|-)?[0-9]{1,3}(,[0-9]{3})*(\\.[0-9]{2})?"),
-    JsonSchema({"type": "object", "properties": {
-        "name": {"type": "string", "maxLength": 6},
-        "age": {"type": "integer", "minimum": 0, "maximum": 130},
-        "tags": {"type": "array", "items": {"enum": ["a", "bc", "d\\"e"]}},
-        "when": {"type": "string", "format": "date-time"}},
-        "required": ["name"], "additionalProperties": {"type": "number"}}),
-    JsonSchema({"anyOf": [{"type": "null"}, {"type": "object", "patternProperties":
-        {"^x-": {"type": "boolean"}}, "additionalProperties": False}]}),
-]
-for spec in specs:
+"""
+    + WALKED_SPECS
+    + """for spec in specs:
     index = TokenIndex(automaton_of(spec), vocabulary)
     frontier, seen = [index.initial_state], {index.initial_state}
     while frontier and len(seen) < 300:
@@ -98,6 +91,7 @@ for spec in specs:
                 frontier.append(after)
 print(json.dumps({"before": before, "after": overloads()}))
 """
+)
 
 
 def test_walks_compile_no_kernel() -> None:

@@ -18,6 +18,7 @@ import pytest
 
 import fsm
 from fsm import native
+from tests.fsm.walked_specs import WALKED_SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,7 +109,8 @@ def test_pure_python_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert native.current_build(package, build) is None
 
 
-WALKS = """
+WALKS = (
+    """
 import hashlib, json, sys
 import fsm
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
@@ -118,18 +120,9 @@ given = json.load(sys.stdin)
 tokens = [bytes.fromhex(text) for text in given["tokens"]]
 vocabulary = Vocabulary.from_raw(tokens, eos_ids=given["eos"], size=given["size"])
 digest = hashlib.sha256()
-specs = [
-    Regex(r"(\\+|-)?[0-9]{1,3}(,[0-9]{3})*(\\.[0-9]{2})?"),
-    JsonSchema({"type": "object", "properties": {
-        "name": {"type": "string", "maxLength": 6},
-        "age": {"type": "integer", "minimum": 0, "maximum": 130},
-        "tags": {"type": "array", "items": {"enum": ["a", "bc", "d\\"e"]}},
-        "when": {"type": "string", "format": "date-time"}},
-        "required": ["name"], "additionalProperties": {"type": "number"}}),
-    JsonSchema({"anyOf": [{"type": "null"}, {"type": "object", "patternProperties":
-        {"^x-": {"type": "boolean"}}, "additionalProperties": False}]}),
-]
-for spec in specs:
+"""
+    + WALKED_SPECS
+    + """for spec in specs:
     index = TokenIndex(automaton_of(spec), vocabulary)
     # states by order of discovery: their numbers differ from run to run
     frontier, seen = [index.initial_state], {index.initial_state: 0}
@@ -146,6 +139,7 @@ for spec in specs:
             digest.update(seen[after].to_bytes(4, "little"))
 print(json.dumps({"native": fsm.NATIVE, "digest": digest.hexdigest()}))
 """
+)
 
 
 def _walk_digest(vocabulary: fsm.Vocabulary, pure: bool) -> dict:
