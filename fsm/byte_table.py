@@ -68,7 +68,7 @@ class ByteTable:
                 )
             self.budget -= 1
         successors, final = self.automaton.expand(state)
-        successors = np.asarray(successors)
+        successors = np.ascontiguousarray(successors)  # the kernels take C arrays
         if successors.shape != (256,) or successors.dtype.kind not in "iu":
             raise FsmError(f"expand({state}) must return 256 integer successors")
         if successors.dtype == np.int32:

@@ -52,6 +52,22 @@ def test_expand_copies_marks_and_returns_the_successors():
     assert np.flatnonzero(table.discovered).tolist() == [5, 40]
 
 
+@pytest.mark.parametrize(
+    "successors",
+    [
+        np.full(256, DEAD, np.int64),  # another dtype
+        np.full((256, 2), DEAD, np.int32)[:, 0],  # not contiguous
+        np.full(256, DEAD, np.dtype(">i4")),  # another byte order
+    ],
+)
+def test_expand_takes_a_foreign_automaton_s_integer_arrays(successors):
+    successors[ord("a")], successors[ord("b")] = 5, 40
+    table = ByteTable(_Fixed(successors), max_states=100)
+    table.expand(3)
+    np.testing.assert_array_equal(table.row(3), successors)
+    assert np.flatnonzero(table.discovered).tolist() == [5, 40]
+
+
 def test_expand_refuses_negative_states_other_than_dead():
     successors = np.full(256, DEAD, np.int32)
     successors[0] = -2
