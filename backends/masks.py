@@ -12,7 +12,6 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
 from backends import sampling
@@ -30,7 +29,7 @@ class DeviceMasks:
         for state in set(states):
             index.bitmask(state)  # builds the row on first visit
         table = self._table(index)
-        rows = index.state_rows()[np.asarray(states, dtype=np.int64)]
+        rows = index.rows_of(states)
         return table[torch.as_tensor(rows, device=self.device)]
 
     def allowed(
@@ -56,9 +55,8 @@ class DeviceMasks:
         table = self._tables.get(index)
         built = index.num_rows_built
         if table is None or table.shape[0] < built:
-            rows = np.asarray(index.bitmask_table())
             start = 0 if table is None else table.shape[0]
-            fresh = torch.from_numpy(np.array(rows[start:built], dtype=np.int32)).to(self.device)
+            fresh = torch.from_numpy(index.bitmask_table(start)[: built - start]).to(self.device)
             table = fresh if table is None else torch.cat([table, fresh])
             self._tables[index] = table
         return table

@@ -13,9 +13,10 @@ Bitmask layout: ``int32[ceil(size / 32)]``; token ``t`` is allowed iff bit ``t %
 ``(mask[t >> 5] >> (t & 31)) & 1``.
 
 Device-side decoding: ``bitmask_table()`` is every built row stacked and
-``state_rows()`` maps a state to its row (-1 if not built), so a decode loop gathers
-``table[rows[states]]``. Rows are only appended, so a table copied earlier stays valid
-for the rows it holds; states met later need their rows built and the table re-copied.
+``rows_of(states)`` (or ``state_rows()`` for every state) gives each state's row (-1 if
+not built), so a decode loop gathers ``table[rows]``. Rows are only appended, so a table
+copied earlier stays valid for the rows it holds; states met later need their rows
+built and ``bitmask_table(start)`` copies only the rows from ``start`` on.
 
 A state is accepted once the index has met it: the initial state, or any state
 returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
@@ -32,7 +33,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -127,8 +128,7 @@ class TokenIndex:
         self._next: dict[int, np.ndarray] = {}  # read-only views of merged rows' targets
         self._targets: dict[int, np.ndarray] = {}  # the same, writable: joins numbered in place
         self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
-        self._masks = np.zeros((16, self._words), np.int32)
-        self._mask_views: list[np.ndarray] = []
+        self._masks: list[np.ndarray] = []  # each row's packed mask, read-only
         self._taken: dict[tuple[int, int], int] = {}  # next_state's answers
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
@@ -155,7 +155,7 @@ class TokenIndex:
         row = self._row(state)
         allowed = self._allowed.get(row)
         if allowed is None:  # read off the mask: equal values, so a race only repeats it
-            allowed = self._allowed.setdefault(row, _read_only(mask_tokens(self._mask_views[row])))
+            allowed = self._allowed.setdefault(row, _read_only(mask_tokens(self._masks[row])))
         return allowed
 
     def next_states(self, state: int) -> np.ndarray:
@@ -206,7 +206,7 @@ class TokenIndex:
         row = self._row_of.get(state)
         if row is None:
             row = self._row(operator.index(state))
-        return self._mask_views[row]
+        return self._masks[row]
 
     def fill_bitmask(self, state: int, out: np.ndarray) -> None:
         """Writes ``bitmask(state)`` into ``out``, as other libraries' ``fill`` calls do
@@ -337,10 +337,21 @@ class TokenIndex:
         with self._lock:
             return self._lengths_after.setdefault(state, result)
 
-    def bitmask_table(self) -> np.ndarray:
-        """Read-only int32 [num_rows_built, words]: every built row's bitmask."""
+    def bitmask_table(self, start: int = 0) -> np.ndarray:
+        """int32 [num_rows_built - start, words]: the bitmasks of the rows built from
+        row ``start`` on, stacked in a new array (a device mirror uploads the rows it
+        does not hold yet: ``backends.masks``)."""
         with self._lock:
-            return _read_only(self._masks[: self.num_rows_built])
+            rows = self._masks[start:]
+        if not rows:
+            return np.zeros((0, self._words), np.int32)
+        return np.stack(rows)
+
+    def rows_of(self, states: Iterable[int]) -> np.ndarray:
+        """int32: the row of ``bitmask_table()`` of each of ``states``, -1 if unbuilt (a
+        decode step's few states, without ``state_rows``' pass over every state)."""
+        row_of = self._row_of
+        return np.fromiter((row_of.get(int(s), -1) for s in states), np.int32)
 
     def state_rows(self) -> np.ndarray:
         """int32 [num state slots]: row of ``bitmask_table()`` per state, -1 if unbuilt."""
@@ -409,10 +420,8 @@ class TokenIndex:
         finally:
             self._bytes.budget = None
         row = len(self._rows)
-        if row == len(self._masks):
-            self._grow_masks()
-        self._masks[row] = walked.mask
-        self._mask_views.append(_read_only(self._masks[row]))
+        walked.mask.flags.writeable = False  # the row's own array: handed out as is
+        self._masks.append(walked.mask)
         self._rows.append(walked)
         self._row_of[state] = row
         return row
@@ -459,12 +468,6 @@ class TokenIndex:
         if self._parts is not None:
             return self._parts.accepts(state)
         return self._bytes.is_final(state)
-
-    def _grow_masks(self) -> None:
-        grown = np.zeros((2 * len(self._masks), self._words), np.int32)
-        grown[: len(self._masks)] = self._masks
-        self._masks = grown
-        self._mask_views = [_read_only(grown[row]) for row in range(len(self._mask_views))]
 
     def _successors(self, state: int) -> tuple[np.ndarray, bool]:
         """``state``'s byte row and finality, expanding it on first use."""

@@ -484,6 +484,25 @@ def test_lazy_rows_equal_eager_rows(automaton, vocab):
         np.testing.assert_array_equal(lazy.bitmask(state), table[rows[state]])
 
 
+
+@settings(max_examples=50, deadline=None)
+@given(automata(), vocabularies(), st.data())
+def test_row_lookups_and_table_slices_agree(automaton, vocab, data):
+    """``rows_of`` equals ``state_rows`` at the states asked; ``bitmask_table(start)``
+    is the full table from ``start`` on; a row's mask is read-only, handed out as is."""
+    index = TokenIndex(automaton, vocab, eager=True)
+    every = index.state_rows()
+    asked = data.draw(st.lists(st.integers(0, len(every) - 1), max_size=8))
+    assert index.rows_of(asked).tolist() == every[asked].tolist()
+    table = index.bitmask_table()
+    start = data.draw(st.integers(0, index.num_rows_built))
+    np.testing.assert_array_equal(index.bitmask_table(start), table[start:])
+    for state in np.flatnonzero(every >= 0).tolist():
+        mask = index.bitmask(state)
+        assert not mask.flags.writeable
+        assert mask is index.bitmask(state)
+        np.testing.assert_array_equal(mask, table[every[state]])
+
 # ------------------------------------------------------------ hand-made cases
 
 ABC_VOCAB = Vocabulary.from_raw(
