@@ -78,9 +78,6 @@ class Term:
     def __hash__(self) -> int:
         return self._hash
 
-    _SHARED: tuple[str, ...] = ()
-    """Fields holding sub-terms, handed to an equal term by ``__eq__`` (below)."""
-
     def __eq__(self, other: object) -> bool:
         """Structural equality. Equal terms built apart (a derivative equal to a known
         state, made of new objects) are compared item by item, recursively; once found
@@ -91,11 +88,13 @@ class Term:
             return True
         if not isinstance(other, Term) or type(self) is not type(other):
             return False
-        if self._hash != other._hash or self._key() != other._key():
-            return False
-        for name in self._SHARED:
-            setattr(other, name, getattr(self, name))
-        return True
+        return self._hash == other._hash and self._same(other)
+
+    def _same(self, other: Term) -> bool:
+        """Whether ``other``, a term of this type with this hash, is equal; when it
+        is, it takes this term's sub-terms (overridden where there are sub-terms: no
+        key tuple built per comparison)."""
+        return self._key() == other._key()
 
     def _key(self) -> tuple:
         raise NotImplementedError
@@ -154,7 +153,6 @@ class Cat(Term):
     from every item again."""
 
     __slots__ = ("items", "_rest")
-    _SHARED: tuple[str, ...] = ("items",)
 
     def __init__(
         self, items: tuple[Term, ...], hash_value: int, needs: bool, rest: Term | None = None
@@ -166,6 +164,13 @@ class Cat(Term):
 
     def _key(self) -> tuple:
         return self.items
+
+    def _same(self, other: Term) -> bool:
+        assert isinstance(other, Cat)
+        if self.items != other.items:
+            return False
+        other.items = self.items
+        return True
 
     def rest(self) -> Term:
         """The concatenation of every item but the first: the one ``cat`` put an item
@@ -192,7 +197,6 @@ class Cat(Term):
 
 class Alt(Term):
     __slots__ = ("items",)
-    _SHARED: tuple[str, ...] = ("items",)
 
     def __init__(self, items: frozenset[Term], needs: bool) -> None:
         super().__init__(hash(("alt", items)), needs)
@@ -201,13 +205,19 @@ class Alt(Term):
     def _key(self) -> tuple:
         return (self.items,)
 
+    def _same(self, other: Term) -> bool:
+        assert isinstance(other, Alt)
+        if self.items != other.items:
+            return False
+        other.items = self.items
+        return True
+
     def __repr__(self) -> str:
         return "(" + " | ".join(sorted(map(repr, self.items))) + ")"
 
 
 class And(Term):
     __slots__ = ("items",)
-    _SHARED: tuple[str, ...] = ("items",)
 
     def __init__(self, items: frozenset[Term]) -> None:
         super().__init__(hash(("and", items)), True)
@@ -216,13 +226,19 @@ class And(Term):
     def _key(self) -> tuple:
         return (self.items,)
 
+    def _same(self, other: Term) -> bool:
+        assert isinstance(other, And)
+        if self.items != other.items:
+            return False
+        other.items = self.items
+        return True
+
     def __repr__(self) -> str:
         return "(" + " & ".join(sorted(map(repr, self.items))) + ")"
 
 
 class Not(Term):
     __slots__ = ("item",)
-    _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(self, item: Term) -> None:
         super().__init__(hash(("not", item)), True)
@@ -230,6 +246,13 @@ class Not(Term):
 
     def _key(self) -> tuple:
         return (self.item,)
+
+    def _same(self, other: Term) -> bool:
+        assert isinstance(other, Not)
+        if self.item != other.item:
+            return False
+        other.item = self.item
+        return True
 
     def __repr__(self) -> str:
         return f"~{self.item!r}"
@@ -239,7 +262,6 @@ class Repeat(Term):
     """``item`` repeated between ``lo`` and ``hi`` times (``hi`` None: unbounded)."""
 
     __slots__ = ("item", "lo", "hi")
-    _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(self, item: Term, lo: int, hi: int | None) -> None:
         super().__init__(hash(("rep", item, lo, hi)), item.needs_liveness_check)
@@ -247,6 +269,13 @@ class Repeat(Term):
 
     def _key(self) -> tuple:
         return (self.item, self.lo, self.hi)
+
+    def _same(self, other: Term) -> bool:
+        assert isinstance(other, Repeat)
+        if self.lo != other.lo or self.hi != other.hi or self.item != other.item:
+            return False
+        other.item = self.item
+        return True
 
     def __repr__(self) -> str:
         return f"{self.item!r}{{{self.lo},{'' if self.hi is None else self.hi}}}"
@@ -379,7 +408,6 @@ class Lexeme(Term):
     so whichever equal lexeme a memo hands back keeps them true."""
 
     __slots__ = ("apart", "bound", "item", "within")
-    _SHARED: tuple[str, ...] = ("item",)
 
     def __init__(
         self,
@@ -396,6 +424,13 @@ class Lexeme(Term):
 
     def _key(self) -> tuple:
         return (self.item,)
+
+    def _same(self, other: Term) -> bool:
+        assert isinstance(other, Lexeme)
+        if self.item != other.item:
+            return False
+        other.item = self.item
+        return True
 
     def __repr__(self) -> str:
         return f"lexeme({self.item!r})"
