@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 from itertools import product
-from typing import Protocol
+from typing import Final, Protocol
 
 import numpy as np
 
@@ -49,6 +49,13 @@ from fsm.partition import first_members, refine
 ALL_BYTES = (1 << 256) - 1
 _GUARD_LOCK = threading.Lock()
 """Serialises the creation of a thunk's recursion-guard sets (``Thunk._guard_set``)."""
+
+
+_HASH_BITS: Final = (1 << 61) - 1
+"""Terms' hashes are kept below 2**61: the compiled modules hold such ints unboxed, so
+folding them (``_fold_hash``) allocates nothing."""
+_LOW_30: Final = (1 << 30) - 1
+_LOW_54: Final = (1 << 54) - 1
 
 
 class Term:
@@ -64,7 +71,7 @@ class Term:
     )
 
     def __init__(self, hash_value: int, needs_liveness_check: bool) -> None:
-        self._hash = hash_value
+        self._hash = hash_value & _HASH_BITS  # a small int: unboxed in compiled code
         self._nullable: bool | None = None
         self._partition: np.ndarray | None = None
         self._representatives: bytes | None = None
@@ -651,16 +658,24 @@ def _prepend(head: Term, rest: Cat) -> Term:
     needs = head.needs_liveness_check or rest.needs_liveness_check
     if isinstance(head, Cat):
         return Cat(head.items + rest.items, _fold_hash(head.items, rest._hash), needs)
-    return Cat((head, *rest.items), hash((head._hash, rest._hash)), needs, rest)
+    return Cat((head, *rest.items), _fold_one(head._hash, rest._hash), needs, rest)
 
 
 def _fold_hash(items: list[Term] | tuple[Term, ...], tail: int) -> int:
     """``Cat``'s hash: ``tail`` (the last item's hash, or a suffix concatenation's)
     folded with the hashes of ``items`` from the right (by index: ``reversed`` looks up
-    the sequence's ``__reversed__`` at every call)."""
+    the sequence's ``__reversed__`` at every call; ``_fold_one``)."""
     for position in range(len(items) - 1, -1, -1):
-        tail = hash((items[position]._hash, tail))
+        tail = _fold_one(items[position]._hash, tail)
     return tail
+
+
+def _fold_one(head: int, tail: int) -> int:
+    """One step of ``_fold_hash``: the hash so far rotated (order matters), the
+    item's added by xor, mixed by a multiplication; every intermediate below 2**61 (no
+    tuple, no big int)."""
+    mixed = (((tail & _LOW_54) << 7) | (tail >> 54)) ^ head
+    return ((mixed & _LOW_30) * 0x2F0A4C9B) ^ (mixed >> 30)
 
 
 def alt(*terms: Term) -> Term:

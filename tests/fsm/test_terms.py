@@ -208,6 +208,19 @@ def test_constants():
     assert cat(EMPTY, literal(b"a")) is EMPTY
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(class_patterns, min_size=2, max_size=6), st.data())
+def test_a_concatenation_hashes_alike_however_it_is_split(patterns, data):
+    """``cat`` of the two halves of a sequence, split anywhere, is the concatenation of
+    the whole with its hash (folded from the right, ``_fold_hash``), and every hash
+    stays below 2**61 (kept unboxed by the compiled modules)."""
+    items = [regex_term(pattern) for pattern in patterns]
+    split = data.draw(st.integers(0, len(items)))
+    whole, halves = cat(*items), cat(cat(*items[:split]), cat(*items[split:]))
+    assert whole == halves and hash(whole) == hash(halves)
+    assert all(0 <= hash(term) < 2**61 for term in (whole, halves, *items))
+
+
 def build_nested(word: bytes):
     """A term with every kind of sub-term, built afresh on each call."""
     body = alt(literal(word), repeat(byte_set(b"xy"), 1, 3))
