@@ -580,15 +580,20 @@ def cut_walk(
     position, written, own = 0, 0, 0
     for k in range(count + 1):
         stop = first[k] if k < count else tokens.shape[0]
-        for i in range(position, stop):
-            while own < own_tokens.shape[0] and own_nodes[own] < nodes[i]:
+        i = position
+        while i < stop:  # the kept run copied in slices, an own token between two
+            j = stop
+            if own < own_tokens.shape[0]:
+                j = min(stop, i + np.searchsorted(nodes[i:stop], own_nodes[own], side="right"))
+            out_tokens[written : written + j - i] = tokens[i:j]
+            out_inverse[written : written + j - i] = inverse[i:j]
+            written += j - i
+            i = j
+            while i < stop and own < own_tokens.shape[0] and own_nodes[own] < nodes[i]:
                 out_tokens[written] = own_tokens[own]
                 out_inverse[written] = own_inverse[own] + shift
                 written += 1
                 own += 1
-            out_tokens[written] = tokens[i]
-            out_inverse[written] = inverse[i]
-            written += 1
         if k < count:
             if bits.shape[0] > 0:
                 for i in range(first[k], last[k]):
