@@ -99,11 +99,13 @@ class Term:
 
     def _same(self, other: Term) -> bool:
         """Whether ``other``, a term of this type with this hash, is equal; when it
-        is, it takes this term's sub-terms (overridden where there are sub-terms: no
-        key tuple built per comparison)."""
+        is, it takes this term's sub-terms. Terms with sub-terms override it and compare
+        their own fields (no key tuple built per comparison); the others compare their
+        ``_key``."""
         return self._key() == other._key()
 
     def _key(self) -> tuple:
+        """The fields that identify a term without sub-terms (see ``_same``)."""
         raise NotImplementedError
 
 
@@ -169,9 +171,6 @@ class Cat(Term):
         self.items = items
         self._rest = rest
 
-    def _key(self) -> tuple:
-        return self.items
-
     def _same(self, other: Term) -> bool:
         assert isinstance(other, Cat)
         if self.items != other.items:
@@ -209,9 +208,6 @@ class Alt(Term):
         super().__init__(hash(("alt", items)), needs)
         self.items = items
 
-    def _key(self) -> tuple:
-        return (self.items,)
-
     def _same(self, other: Term) -> bool:
         assert isinstance(other, Alt)
         if self.items != other.items:
@@ -230,9 +226,6 @@ class And(Term):
         super().__init__(hash(("and", items)), True)
         self.items = items
 
-    def _key(self) -> tuple:
-        return (self.items,)
-
     def _same(self, other: Term) -> bool:
         assert isinstance(other, And)
         if self.items != other.items:
@@ -250,9 +243,6 @@ class Not(Term):
     def __init__(self, item: Term) -> None:
         super().__init__(hash(("not", item)), True)
         self.item = item
-
-    def _key(self) -> tuple:
-        return (self.item,)
 
     def _same(self, other: Term) -> bool:
         assert isinstance(other, Not)
@@ -273,9 +263,6 @@ class Repeat(Term):
     def __init__(self, item: Term, lo: int, hi: int | None) -> None:
         super().__init__(hash(("rep", item, lo, hi)), item.needs_liveness_check)
         self.item, self.lo, self.hi = item, lo, hi
-
-    def _key(self) -> tuple:
-        return (self.item, self.lo, self.hi)
 
     def _same(self, other: Term) -> bool:
         assert isinstance(other, Repeat)
@@ -428,9 +415,6 @@ class Lexeme(Term):
         self.within = within
         self.apart = apart
         self.bound = bound
-
-    def _key(self) -> tuple:
-        return (self.item,)
 
     def _same(self, other: Term) -> bool:
         assert isinstance(other, Lexeme)
