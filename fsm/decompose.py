@@ -208,7 +208,7 @@ def _lexeme_branches(
     ``docs/design.md``)."""
     if found is not None and _some_split(found, memo):
         return found
-    behind = _behind_separator(term) if isinstance(term, Cat) else None
+    behind = _behind_separator(term, memo) if isinstance(term, Cat) else None
     if behind is not None and _some_split(behind, memo):
         return behind
     if found is None or depth == 0 or (isinstance(term, Cat) and nullable(term.items[0])):
@@ -246,17 +246,23 @@ def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:
     return False
 
 
-def _behind_separator(term: Cat) -> tuple[Term, ...] | None:
-    """``s (a | b) k`` as ``s a k``, ``s b k`` when ``s`` is nullable: an optional space
-    or whitespace before a value that is a string or null. The branches may then split
-    as "separators, then a lexeme" where the union as a whole does not. Only a union
-    written out: a thunk's body behind whitespace (an array's items, an object's
+def _behind_separator(term: Cat, memo: SplitMemo | None) -> tuple[Term, ...] | None:
+    """``s (a | b) k`` as ``s a k``, ``s b k`` when ``s`` is at most ``MAX_SEPARATORS``
+    separator items: whitespace before a value that is a string or null, ``: `` before
+    any value (a lexeme or a number: ``json_text.any_value``). The branches may then
+    split as "separators, then a lexeme" where the union as a whole does not. Only a
+    union written out: a thunk's body behind whitespace (an array's items, an object's
     members) was measured slower taken apart so (``docs/design.md``)."""
-    first, second = term.items[0], term.items[1]
-    if isinstance(first, Thunk) or not isinstance(second, Alt) or not nullable(first):
-        return None
-    after = term.suffix(2)
-    return tuple(cat(first, item, after) for item in second.items)
+    items = term.items
+    memo = SplitMemo() if memo is None else memo
+    for position in range(1, min(len(items), MAX_SEPARATORS + 1)):
+        if memo.alphabet(items[position - 1]) is None:
+            return None
+        union = items[position]
+        if isinstance(union, Alt):
+            before, after = items[:position], term.suffix(position + 1)
+            return tuple(cat(*before, item, after) for item in union.items)
+    return None
 
 
 def _may_end_split(

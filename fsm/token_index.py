@@ -149,6 +149,12 @@ class TokenIndex:
     def num_rows_built(self) -> int:
         return len(self._rows)
 
+    @property
+    def num_states_expanded(self) -> int:
+        """States whose successor on every byte was derived so far: the part of a cold
+        walk's work that the vocabulary's shared lexeme walks do not save."""
+        return self._bytes.num_rows
+
     def allowed_tokens(self, state: int) -> np.ndarray:
         """Sorted int32 ids allowed after ``state`` (end ids exactly when it is final)."""
         state = operator.index(state)

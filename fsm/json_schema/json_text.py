@@ -15,6 +15,7 @@ from json.encoder import encode_basestring
 from fsm.json_schema.numbers import NumberChecker
 from fsm.terms import (
     EPS,
+    Lexeme,
     Term,
     alt,
     byte_range,
@@ -191,12 +192,26 @@ _ESCAPES = {code: literal(json_escape(code).encode()) for code in [*range(0x20),
 
 @lru_cache(maxsize=64)
 def any_value(ws_max: int) -> Term:
-    """Any JSON value, with up to ``ws_max`` whitespace bytes wherever JSON allows it."""
-    return thunk(("json-any-value", ws_max), lambda: _any_value_body(ws_max))
+    """Any JSON value, with up to ``ws_max`` whitespace bytes wherever JSON allows it:
+    a number, or any other value as one lexeme (``_delimited_value``)."""
+    return alt(_delimited_value(ws_max), NUMBER)
 
 
-def _any_value_body(ws_max: int) -> Term:
-    return alt(NULL, BOOLEAN, NUMBER, ANY_STRING, any_array(ws_max), any_object(ws_max))
+@lru_cache(maxsize=64)
+def _delimited_value(ws_max: int) -> Term:
+    """Any JSON value but a number, declared a lexeme. It is prefix-free: ``null`` and
+    the booleans are fixed words, a string ends at its closing quote, and an array or
+    object at the bracket that closes its first one (every proper prefix of it leaves a
+    bracket open). So "``: ``, any value, then the rest" splits into a head walked once
+    per vocabulary and the rest below where it ends (``fsm.decompose``), where the value
+    of an object's "any other key" was expanded anew after every key of every schema.
+    Built without ``lexeme``'s nullability check, which would force the body, whose
+    arrays and objects hold this term again."""
+    body = thunk(
+        ("json-any-value", ws_max),
+        lambda: alt(NULL, BOOLEAN, ANY_STRING, any_array(ws_max), any_object(ws_max)),
+    )
+    return Lexeme(body)
 
 
 def any_array(ws_max: int) -> Term:

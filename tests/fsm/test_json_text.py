@@ -7,8 +7,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fsm.json_schema.json_text import encode_string, string_except
+from fsm.json_schema.json_text import any_value, encode_string, string_except
 from fsm.terms import (
+    Alt,
     Lexeme,
     Thunk,
     _derivative,
@@ -114,3 +115,32 @@ def test_a_prefix_state_partition_groups_bytes_with_equal_derivatives(names, tex
     assert len(byte_partition(state)) == 256
     for byte in range(256):  # ``_derivative``: not through the partition's shortcut
         assert _derivative(state, byte) == _derivative(state, firsts[byte]), byte
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-50, 50) | st.floats(-1e3, 1e3) | _TEXTS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXTS, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(value=_JSON_VALUES, indent=st.sampled_from([None, 1, 2]))
+def test_any_value_is_a_number_or_a_prefix_free_lexeme(value, indent) -> None:
+    """``any_value`` reads every JSON value; its non-number part is a ``Lexeme``, which
+    promises that no string of it extends another: no proper prefix of a value's text
+    is read by it, and a number's text is not read by it at all."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent).encode()
+    union = any_value(8)
+    assert isinstance(union, Alt)
+    delimited = next(item for item in union.items if isinstance(item, Lexeme))
+    assert matches(union, text)
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    assert matches(delimited, text) == (not is_number)
+    assert not any(matches(delimited, text[:end]) for end in range(len(text)))
+
+
+def test_any_value_is_one_term_per_whitespace_bound() -> None:
+    """Built once per bound, so every schema's "any other key" value is one term, and
+    the walks of what starts with it are the vocabulary's shared ones."""
+    assert any_value(8) is any_value(8)
+    assert any_value(8) != any_value(2)

@@ -866,3 +866,46 @@ def test_distinct_states_small_and_large_paths_match_numpy(states):
     assert inverse.tolist() == expected_inverse.reshape(-1).tolist()
     assert distinct.dtype == np.int32 and inverse.dtype == np.int32
     assert _distinct_states(array) == expected.tolist()
+
+
+@pytest.mark.parametrize("text", [b'{"other"', b'{"other":', b'{"name": "x", "other": '])
+def test_any_value_of_another_key_is_walked_as_a_lexeme_or_a_number(text):
+    """An open object's other key takes any value: ``: ' '? (V | number) rest``, where
+    ``V`` is any value but a number, declared a lexeme (``json_text.any_value``). Behind
+    the key's ``:`` and the optional space, the union is taken apart into ``: ' '? V
+    rest`` and ``: ' '? number rest``, and both split into a head and the rest, so the
+    head's walk is shared by every key of every schema rather than the whole state
+    expanded after each key."""
+    automaton = automaton_of(JsonSchema(SCHEMAS["open object"]))
+    state = automaton.initial
+    for byte in text:
+        state = automaton.step(state, byte)
+    assert automaton.lexeme_split(state) is None
+    branches = automaton.branches(state)
+    assert branches is not None and len(branches) == 2
+    assert all(automaton.lexeme_split(branch) is not None for branch in branches)
+
+
+def test_each_named_key_costs_no_expansion_for_other_keys_values(smol_tokenizer, smol_vocab):
+    """After each named key of an open object, the rows read "another key, then any
+    value, then the object's rest", a rest of its own per key. Its value's head walks
+    once per index: six more keys expand fewer than six more states (before, each key
+    expanded that state and the one after its ``:``, about three states per key)."""
+
+    def expansions(keys: int) -> int:
+        schema = {
+            "type": "object",
+            "properties": {f"p{i}": {"type": "string"} for i in range(keys)},
+        }
+        index = TokenIndex(automaton_of(JsonSchema(schema)), smol_vocab)
+        state = index.initial_state
+        text = json.dumps({f"p{i}": "v" for i in range(keys)})
+        for token in smol_tokenizer.encode(text, add_special_tokens=False):
+            index.bitmask(state)
+            state = index.next_state(state, token)
+        assert index.is_final(state)
+        return index.num_states_expanded
+
+    expansions(3)  # the vocabulary's shared walks, as a service has them after a while
+    few, many = expansions(2), expansions(8)
+    assert many - few < 8 - 2, (few, many)
