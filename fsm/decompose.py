@@ -126,6 +126,9 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     memo = SplitMemo() if memo is None else memo
     used, optional = 0, False
     for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
+        if position > 0 and optional and isinstance(item, Thunk):
+            opened = _opened(term, position)
+            return None if opened is None else split_lexeme(opened, memo)
         if position > 0 and (isinstance(item, Lexeme) or (isinstance(item, Bytes) and optional)):
             starts = item.mask if isinstance(item, Bytes) else memo.first(item)
             if used & starts:
@@ -140,6 +143,20 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
         used |= alphabet
         optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
     return None
+
+
+def _opened(term: Cat, position: int) -> Cat | None:
+    """``term`` with the thunk at ``position`` replaced by its body when that body is a
+    concatenation starting with a byte or a lexeme (an object's members after its
+    opening whitespace: ``"`` then the keys), so "whitespace, then that head" splits
+    off; None otherwise. The same language: a thunk is its body."""
+    body = term.items[position]
+    assert isinstance(body, Thunk)
+    built = body.body()
+    if not isinstance(built, Cat) or not isinstance(built.items[0], Bytes | Lexeme):
+        return None
+    opened = cat(*term.items[:position], built, term.suffix(position + 1))
+    return opened if isinstance(opened, Cat) else None
 
 
 def branch_terms(

@@ -909,3 +909,22 @@ def test_each_named_key_costs_no_expansion_for_other_keys_values(smol_tokenizer,
     expansions(3)  # the vocabulary's shared walks, as a service has them after a while
     few, many = expansions(2), expansions(8)
     assert many - few < 8 - 2, (few, many)
+
+
+@pytest.mark.parametrize("name", ["open object", "closed object, patterns and formats"])
+def test_an_object_s_opening_splits_off_as_one_head_before_its_keys(smol_vocab, name):
+    """An object whose every member starts with a key: its body is a thunk whose body
+    is ``"`` then the keys, so ``{``, the whitespace and that ``"`` are one head (opened
+    in place: ``fsm.decompose._opened``), walked once per vocabulary, and the keys are
+    walked below where it ends instead of a state expanded per count of indenting
+    spaces. The same language, and the same walks as the plain index's."""
+    automaton = automaton_of(JsonSchema(SCHEMAS[name]))
+    split = automaton.lexeme_split(automaton.initial)
+    assert split is not None
+    head = automaton.term(split[0])
+    assert isinstance(head, Lexeme)
+    for text in (b'{"', b'{ "', b'{\n    "'):
+        assert matches(head, text)
+    assert not matches(head, b"{") and not matches(head, b"{}")
+    fast, plain = pair(JsonSchema(SCHEMAS[name]), smol_vocab)
+    assert_same_walks(fast, plain, seed=3, steps=30)
