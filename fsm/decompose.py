@@ -266,17 +266,19 @@ def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:
 def _behind_separator(term: Cat, memo: SplitMemo | None) -> tuple[Term, ...] | None:
     """``s (a | b) k`` as ``s a k``, ``s b k`` when ``s`` is at most ``MAX_SEPARATORS``
     separator items: whitespace before a value that is a string or null, ``: `` before
-    any value (a lexeme or a number: ``json_text.any_value``). The branches may then
-    split as "separators, then a lexeme" where the union as a whole does not. Only a
-    union written out: a thunk's body behind whitespace (an array's items, an object's
-    members) was measured slower taken apart so (``docs/design.md``)."""
+    any value (a lexeme or a number: ``json_text.any_value``), whitespace before an
+    array's first item or ``]``, or before an object's ``}`` or ``"`` and its keys (a
+    thunk whose body is a union). The branches may then split as "separators, then a
+    lexeme" where the union as a whole does not. (Thunks were left out while an
+    object's body offered each key as a branch of its own; since its keys share one
+    opening quote, taking them apart is faster: ``docs/design.md``.)"""
     items = term.items
     memo = SplitMemo() if memo is None else memo
     for position in range(1, min(len(items), MAX_SEPARATORS + 1)):
         if memo.alphabet(items[position - 1]) is None:
             return None
-        union = items[position]
-        if isinstance(union, Alt):
+        union = _union_of(items[position])
+        if union is not None:
             before, after = items[:position], term.suffix(position + 1)
             return tuple(cat(*before, item, after) for item in union.items)
     return None
