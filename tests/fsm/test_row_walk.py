@@ -847,14 +847,22 @@ def test_a_union_behind_optional_whitespace_is_walked_branch_by_branch(name, tex
     ``' '? "..." rest`` and ``' '? null rest``: the string branch splits as
     "separators, then a lexeme", so its walk is the vocabulary's shared one, where the
     union as a whole splits into nothing."""
+    automaton, branches = two_branches_after(name, text)
+    assert any(automaton.lexeme_split(branch) is not None for branch in branches)
+
+
+def two_branches_after(name: str, text: bytes) -> tuple[DerivativeAutomaton, tuple[int, ...]]:
+    """The automaton of ``SCHEMAS[name]`` and the two branches of its state after
+    ``text``, a state that does not split whole."""
     automaton = automaton_of(JsonSchema(SCHEMAS[name]))
+    assert isinstance(automaton, DerivativeAutomaton)
     state = automaton.initial
     for byte in text:
         state = automaton.step(state, byte)
     assert automaton.lexeme_split(state) is None
     branches = automaton.branches(state)
     assert branches is not None and len(branches) == 2
-    assert any(automaton.lexeme_split(branch) is not None for branch in branches)
+    return automaton, branches
 
 
 @settings(max_examples=200, deadline=None)
@@ -879,13 +887,7 @@ def test_any_value_of_another_key_is_walked_as_a_lexeme_or_a_number(text):
     rest`` and ``: ' '? number rest``, and both split into a head and the rest, so the
     head's walk is shared by every key of every schema rather than the whole state
     expanded after each key."""
-    automaton = automaton_of(JsonSchema(SCHEMAS["open object"]))
-    state = automaton.initial
-    for byte in text:
-        state = automaton.step(state, byte)
-    assert automaton.lexeme_split(state) is None
-    branches = automaton.branches(state)
-    assert branches is not None and len(branches) == 2
+    automaton, branches = two_branches_after("open object", text)
     assert all(automaton.lexeme_split(branch) is not None for branch in branches)
 
 
