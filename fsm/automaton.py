@@ -116,10 +116,12 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         None when its units cannot be counted exactly."""
         ...
 
-    def counted_states(self, lexeme_state: int, ends: list[tuple[Hashable, int]]) -> list[int]:
-        """The states of the counted lexeme ``lexeme_state`` after each ``(partial,
-        units)``: ``units`` units begun, the last one still ``partial`` (one of
-        ``unit_automaton``'s)."""
+    def counted_states(
+        self, lexeme_state: int, partials: tuple[Hashable, ...], ends: list[tuple[int, int]]
+    ) -> list[int]:
+        """The states of the counted lexeme ``lexeme_state`` after each ``(kind,
+        units)``: ``units`` units begun, the last one still ``partials[kind]``
+        (``unit_automaton``'s partials of the lexeme's plain repetition)."""
         ...
 
     def lexeme_key(self, lexeme_state: int) -> Hashable:

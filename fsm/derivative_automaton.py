@@ -69,7 +69,11 @@ class DerivativeAutomaton:
         self._prefixes: dict[tuple[int, bytes], int] = {}
         self._pending_prefixes: dict[int, tuple[int, bytes]] = {}
         self._exit: int | None = None
-        self._counted: dict[tuple[Term, Term, Term, int, int | None], int] = {}
+        # counted lexemes' states by unit and closing (``counted_states``), then by the
+        # partial's index among the unit automaton's (which the two determine) and
+        # the bounds left (-1: no upper bound)
+        self._counted: dict[tuple[Term, Term], dict[tuple[int, int, int], int]] = {}
+        self._plains: dict[tuple[Term, Term], Term] = {}  # ``counting``'s, by unit and closing
         self._has_lexemes: bool | None = None
         self.searches = 0  # liveness searches run (``_search_acceptance``): a diagnostic
 
@@ -177,7 +181,12 @@ class DerivativeAutomaton:
         """``(plain, lo, hi)`` when the lexeme is ``unit{lo,hi} close`` (``fsm.counted``):
         ``plain`` is ``unit* close``, as a key."""
         counted = counted_form(self._term(lexeme_state))
-        return None if counted is None else (counted.plain, counted.lo, counted.hi)
+        if counted is None:
+            return None
+        plain = self._plains.get((counted.unit, counted.close))
+        if plain is None:  # built once: every row of a bounded string asks
+            plain = self._plains[counted.unit, counted.close] = counted.plain
+        return plain, counted.lo, counted.hi
 
     def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
         """The automaton of a plain repetition from ``counting`` with its partial units
@@ -186,21 +195,29 @@ class DerivativeAutomaton:
         units = None if counted is None else unit_automaton(counted)
         return None if units is None else (units.table, units.partials)
 
-    def counted_states(self, lexeme_state: int, ends: list[tuple[Hashable, int]]) -> list[int]:
-        """The states of the counted lexeme ``lexeme_state`` after each ``(partial,
-        units)``: ``units`` units begun, the last one still ``partial`` (``EPS``:
-        complete). Memoised by the state's own bounds: the rows of a string's next
-        characters end in the same states, one count further."""
+    def counted_states(
+        self, lexeme_state: int, partials: tuple[Hashable, ...], ends: list[tuple[int, int]]
+    ) -> list[int]:
+        """The states of the counted lexeme ``lexeme_state`` after each ``(kind,
+        units)``: ``units`` units begun, the last one still ``partials[kind]``
+        (``EPS``: complete). Memoised per unit and closing by the bounds left, keyed
+        by integers: a string's next rows end in the same states, one count further,
+        and a row asks for tens of them."""
         counted = counted_form(self._term(lexeme_state))
         assert counted is not None
+        family_key = (counted.unit, counted.close)
+        family = self._counted.get(family_key)
+        if family is None:
+            family = self._counted[family_key] = {}
+        lo, hi = counted.lo, -1 if counted.hi is None else counted.hi
         found = []
-        for partial, units in ends:
-            assert isinstance(partial, Term)
-            hi = None if counted.hi is None else counted.hi - units
-            key = (counted.unit, counted.close, partial, max(counted.lo - units, 0), hi)
-            state = self._counted.get(key)
+        for kind, units in ends:
+            key = (kind, max(lo - units, 0), -1 if hi < 0 else hi - units)
+            state = family.get(key)
             if state is None:
-                state = self._counted[key] = self._intern(counted.after(partial, units))
+                partial = partials[kind]
+                assert isinstance(partial, Term)
+                state = family[key] = self._intern(counted.after(partial, units))
             found.append(state)
         return found
 

@@ -48,7 +48,9 @@ class SharedLexemeWalk:
 class CountedWalk:
     """The walk of a plain repetition lexeme (``fsm.counted``): each token's state in
     its unit automaton (``kinds``; the exit is ``len(partials)``) and units completed
-    (``counts``), the trie nodes with children where it ends and the units there."""
+    (``counts``), the trie nodes with children where it ends and the units there;
+    ``most_units``: the most units a token begins or reads before the end (past it,
+    a bound selects every token)."""
 
     tokens: np.ndarray
     kinds: np.ndarray
@@ -56,6 +58,7 @@ class CountedWalk:
     exits: np.ndarray
     exit_counts: np.ndarray
     partials: tuple[Hashable, ...]
+    most_units: int
 
     @property
     def nbytes(self) -> int:
@@ -63,7 +66,33 @@ class CountedWalk:
         return int(sum(array.nbytes for array in arrays))
 
 
-CachedWalk = SharedLexemeWalk | CountedWalk
+@dataclass(frozen=True)
+class CountedSelection:
+    """The tokens of a ``CountedWalk`` whose units fit a pair of bounds
+    (``trie_walk.counted_tokens``): each ends in ``codes[inverse]``, a unit state and
+    count, listed as ``(partial's index, units begun)`` in ``begun`` for the codes
+    inside the lexeme (``inside``: their positions); ``exits``: the trie nodes where
+    the lexeme may end within the bounds; ``mask``: the tokens packed when many.
+
+    It depends on the bounds, not on the count a string has reached: every character
+    of a string whose bounds reach past the longest token selects the same tokens,
+    and only the states they end in change (``fsm.row_walk``)."""
+
+    tokens: np.ndarray
+    inverse: np.ndarray
+    codes: np.ndarray
+    inside: np.ndarray
+    begun: list[tuple[int, int]]
+    exits: np.ndarray
+    mask: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.tokens, self.inverse, self.codes, self.inside, self.exits, self.mask)
+        return int(sum(array.nbytes for array in arrays if array is not None))
+
+
+CachedWalk = SharedLexemeWalk | CountedWalk | CountedSelection
 
 
 class LexemeWalkCache:

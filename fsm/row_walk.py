@@ -51,7 +51,7 @@ import numpy as np
 from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.counted import counting_table
-from fsm.lexeme_cache import CountedWalk, LexemeWalkCache, SharedLexemeWalk
+from fsm.lexeme_cache import CountedSelection, CountedWalk, LexemeWalkCache, SharedLexemeWalk
 from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
@@ -146,6 +146,8 @@ class RowWalker:
         self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
         # plain repetitions' counted walks (None: not countable), for this index
         self._counted_bases: dict[Hashable, CountedWalk | None] = {}
+        # their tokens within bounds, for this index
+        self._counted_selections: dict[Hashable, CountedSelection] = {}
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -271,7 +273,7 @@ class RowWalker:
         if within is not None:
             walked = self._within_walk(lexeme, *within)
         elif (counted := self._counted_walk(lexeme)) is not None:
-            walked = counted
+            return counted  # its tokens are kept by bounds, its ends belong to its count
         else:
             strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
             if strings is not None:
@@ -329,7 +331,12 @@ class RowWalker:
         """The walk of a lexeme that repeats a unit a bounded number of times, read off
         the plain repetition's counted walk (``fsm.counted``): a token is kept when the
         units it begins fit the bounds, and leads to the lexeme state of its count.
-        None when the lexeme is not such a repetition, or its units cannot be counted."""
+        None when the lexeme is not such a repetition, or its units cannot be counted.
+
+        Bounds past the longest token's units select what they would at that length,
+        so they are clamped there: the tokens a long string's characters read are
+        selected once per vocabulary (``_counted_selection``), not once per character,
+        and each row only numbers the states its count leads to."""
         assert self.parts is not None
         counting = self.parts.counting(lexeme)
         if counting is None:
@@ -338,23 +345,45 @@ class RowWalker:
         base = self._counted_base(plain)
         if base is None:
             return None
-        top = self.trie.max_depth + 1 if hi is None else hi  # no token begins more units
+        most = base.most_units
+        top = most if hi is None else min(hi, most)
+        selected = self._counted_selection(plain, base, min(lo, most + 1), top)
+        ends = _filled(len(selected.codes), self.parts.exit_state)
+        ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
+        return _LexemeWalk(selected.tokens, selected.inverse, ends, selected.exits, selected.mask)
+
+    def _counted_selection(
+        self, plain: Hashable, base: CountedWalk, lo: int, top: int
+    ) -> CountedSelection:
+        """The tokens of ``base`` whose units fit ``lo..top``, kept by the vocabulary."""
+        key = ("counted-selection", plain, lo, top)
+        known = self._counted_selections.get(key)
+        if known is None and self.shared is not None:
+            cached = self.shared.get(key)
+            known = cached if isinstance(cached, CountedSelection) else None
+        if known is not None:
+            self._counted_selections[key] = known
+            return known
         exit_kind, width = len(base.partials), self.trie.max_depth + 1
         tokens, inverse, codes = counted_tokens(
             base.tokens, base.kinds, base.counts, exit_kind, width, lo, top
         )
-        ends = _filled(len(codes), self.parts.exit_state)
-        inside = codes < exit_kind * width
+        inside = np.flatnonzero(codes < exit_kind * width).astype(np.int32)
         kinds, counts = np.divmod(codes[inside], width)
-        ends[inside] = self.parts.counted_states(
-            lexeme,
-            [
-                (base.partials[kind], count + (kind > 0))
-                for kind, count in zip(kinds.tolist(), counts.tolist())
-            ],
-        )
         fits = (base.exit_counts >= lo) & (base.exit_counts <= top)
-        return _LexemeWalk(tokens, inverse, ends, base.exits[fits])
+        selected = CountedSelection(
+            tokens,
+            inverse,
+            codes,
+            inside,
+            [(kind, count + (kind > 0)) for kind, count in zip(kinds.tolist(), counts.tolist())],
+            base.exits[fits],
+            pack_bitmask(tokens, self.words) if len(tokens) >= BIG_BLOCK else None,
+        )
+        if self.shared is not None:
+            self.shared.put(key, selected)
+        self._counted_selections[key] = selected
+        return selected
 
     def _counted_base(self, plain: Hashable) -> CountedWalk | None:
         """The walk of the plain repetition ``plain`` with each token's units, kept by
@@ -384,9 +413,11 @@ class RowWalker:
                 NO_STOPS,
                 trie.max_depth,
             )
-            walked = CountedWalk(
-                tokens, ends // width, ends % width, exits, exit_states % width, partials
-            )
+            kinds, counts = ends // width, ends % width
+            begun = counts + ((kinds > 0) & (kinds < len(partials)))
+            exit_counts = exit_states % width
+            most = max(int(begun.max(initial=0)), int(exit_counts.max(initial=0)))
+            walked = CountedWalk(tokens, kinds, counts, exits, exit_counts, partials, most)
             if self.shared is not None:
                 self.shared.put(key, walked)
         self._counted_bases[key] = walked

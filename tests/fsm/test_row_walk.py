@@ -816,6 +816,38 @@ def test_counted_strings_walk_as_the_kernel_does(smol_vocab, lo, extra, read):
         assert walk_differences(counted, walker._lexeme_walk(ROOT, state), automaton) == []
 
 
+@pytest.mark.parametrize(("lo", "hi", "read"), [(0, 300, 0), (90, 120, 0), (90, 120, 50), (150, None, 3)])
+def test_bounds_past_the_longest_token_walk_as_the_kernel_does(smol_vocab, lo, hi, read):
+    """Bounds further than any token's characters are clamped before the tokens are
+    selected (``_counted_walk``): the walk is still the kernel's, where the clamp
+    applies (a fresh string) and where it no longer does (after 50 of 120)."""
+    bounds = {"minLength": lo, **({} if hi is None else {"maxLength": hi})}
+    walker, automaton = walker_of(string_term(bounds, _refuse), smol_vocab)
+    state = automaton.step(automaton.initial, ord('"'))
+    for _ in range(read):
+        state = automaton.step(state, ord("a"))
+    counted = walker._counted_walk(state)
+    assert counted is not None
+    assert walk_differences(counted, walker._lexeme_walk(ROOT, state), automaton) == []
+
+
+def test_the_characters_of_a_long_bounded_string_share_one_selection(smol_vocab):
+    """Each character of a string with ``maxLength: 1000`` is a new state, ending its
+    tokens in new states, but the tokens it reads are the same until the bound comes
+    within a token's length: they are selected once and kept by the vocabulary."""
+    shared = LexemeWalkCache()
+    walker, automaton = walker_of(string_term({"maxLength": 1000}, _refuse), smol_vocab, shared)
+    state = automaton.step(automaton.initial, ord('"'))
+    walks = []
+    for byte in b"abcdefgh":
+        state = automaton.step(state, byte)
+        walks.append(walker._counted_walk(state))
+    assert len({id(walk.tokens) for walk in walks}) == 1
+    assert len(shared) == 2  # the plain string's counted walk, and one selection of it
+    first, last = (automaton.term(int(walk.ends[0])) for walk in (walks[0], walks[-1]))
+    assert first != last  # the ends are each count's own
+
+
 def _refuse(keyword: str, detail: str) -> None:
     raise AssertionError(f"{keyword}: {detail}")
 
