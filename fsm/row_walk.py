@@ -56,6 +56,7 @@ from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     counted_tokens,
+    cut_mask,
     cut_walk,
     follow_path,
     pack_bitmask,
@@ -124,6 +125,45 @@ def _in_node_order(walked: _LexemeWalk, trie: TokenTrie, words: int) -> _LexemeW
     )
 
 
+class _CutWalk:
+    """A lexeme walk within another's (``_within_walk``), not copied: the tokens of
+    ``base`` (in trie order, with its packed mask) that ``mask`` holds, ending in
+    ``base.ends[inverse]``, then ``own``'s tokens (down the strings apart); ``exits``:
+    the base's outside the node ranges ``[starts[k], stops[k])`` cut, then own's.
+    A row takes the two as blocks, the base's read through the mask
+    (``Block.holed``); ``materialized`` is the copy ``_without`` makes, for the few
+    uses that need a walk's every token (a walk within this one)."""
+
+    __slots__ = ("base", "exits", "mask", "own", "starts", "stops")
+
+    def __init__(
+        self,
+        base: _LexemeWalk,
+        own: _LexemeWalk,
+        starts: np.ndarray,
+        stops: np.ndarray,
+        mask: np.ndarray,
+        exits: np.ndarray,
+    ) -> None:
+        self.base = base
+        self.own = own
+        self.starts = starts
+        self.stops = stops
+        self.mask = mask
+        self.exits = exits
+
+    def blocks(self, rest: int) -> Found:
+        """The walk's tokens as blocks, each then ``rest``."""
+        base, own = self.base, self.own
+        found = [Block(base.tokens, base.inverse, base.ends, self.mask, rest, True)]
+        if len(own.tokens):
+            found.append(Block(own.tokens, own.inverse, own.ends, None, rest))
+        return found
+
+    def materialized(self, trie: TokenTrie, words: int) -> _LexemeWalk:
+        return _without(self.own, self.base, self.starts, self.stops, trie, words)
+
+
 class RowWalker:
     """Builds the token walks of states over ``table`` and ``trie``, taking states
     apart through ``parts`` when given (see the module docstring)."""
@@ -143,7 +183,7 @@ class RowWalker:
         self.parts = parts
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
-        self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk] = {}
+        self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk | _CutWalk] = {}
         # plain repetitions' counted walks (None: not countable), for this index
         self._counted_bases: dict[Hashable, CountedWalk | None] = {}
         # their tokens within bounds, for this index
@@ -252,15 +292,19 @@ class RowWalker:
         if walked is None:
             walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
             self._lexeme_walks[lexeme, below] = walked
-        found = []
-        if len(walked.tokens):
-            mask = walked.packed(self.words)
-            found.append(Block(walked.tokens, walked.inverse, walked.ends, mask, rest))
+        if isinstance(walked, _CutWalk):
+            found = walked.blocks(rest)
+        elif len(walked.tokens):
+            found = [
+                Block(walked.tokens, walked.inverse, walked.ends, walked.packed(self.words), rest)
+            ]
+        else:
+            found = []
         if len(walked.exits):
             found.extend(self._below(walked.exits, rest))
         return found
 
-    def _root_walk(self, lexeme: int) -> _LexemeWalk:
+    def _root_walk(self, lexeme: int) -> _LexemeWalk | _CutWalk:
         """A lexeme's walk from the root, from the vocabulary's cache when another index
         walked an equal lexeme (its end states renumbered for this automaton)."""
         parts = self.parts
@@ -271,7 +315,10 @@ class RowWalker:
             return known
         within = parts.lexeme_within(lexeme)
         if within is not None:
-            walked = self._within_walk(lexeme, *within)
+            cut = self._within_walk(lexeme, *within)
+            if isinstance(cut, _CutWalk):
+                return cut  # made from the base's cached walk, without a copy to keep
+            walked = cut
         elif (counted := self._counted_walk(lexeme)) is not None:
             return counted  # its tokens are kept by bounds, its ends belong to its count
         else:
@@ -451,18 +498,31 @@ class RowWalker:
                 found.add(node, parts.after(lexeme, text[:depth]))
         return found.walk()
 
-    def _within_walk(self, lexeme: int, within: int, apart: frozenset[bytes]) -> _LexemeWalk:
+    def _within_walk(
+        self, lexeme: int, within: int, apart: frozenset[bytes]
+    ) -> _LexemeWalk | _CutWalk:
         """The walk from the root of a lexeme that reads as ``within`` but the strings
         ``apart`` (``terms.Lexeme``): down each of them as far as the trie spells it,
         the tokens ending on the path end in the lexeme's own state there (as
         ``_finite_walk``); a token that leaves every path ends in ``within``'s state,
         read off ``within``'s walk; where the lexeme dies on a path (a whole key read),
-        nothing at or below that node is kept."""
+        nothing at or below that node is kept. A big walk of ``within`` is cut through
+        its mask, not copied (``_CutWalk``)."""
         own, state_at = self._down_strings(lexeme, sorted(apart))
         on_path = [node for node, state in state_at.items() if state != DEAD]
         dead = [node for node, state in state_at.items() if state == DEAD]
         walked = self._in_trie_order(within)
-        return _without(own.walk(), walked, on_path, dead, self.trie, self.words)
+        at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
+        starts = np.concatenate([at, below])
+        stops = np.concatenate([at + 1, self.trie.ends[below]])  # a node's own tokens: [n, n + 1)
+        own_walk = own.walk()
+        mask = walked.packed(self.words)
+        if mask is None:  # a small walk: copied, cut
+            return _without(own_walk, walked, starts, stops, self.trie, self.words)
+        assert walked.nodes is not None
+        cut_mask_, exits = cut_mask(walked.tokens, walked.nodes, walked.exits, mask, starts, stops)
+        exits = np.concatenate([exits, own_walk.exits]).astype(np.int32)
+        return _CutWalk(walked, own_walk, starts, stops, cut_mask_, exits)
 
     def _down_strings(
         self, lexeme: int, strings: list[bytes]
@@ -495,7 +555,8 @@ class RowWalker:
         """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once
         and kept so in the vocabulary's cache, since the walks of "any other key" take
         slices of a JSON string's (``_without``)."""
-        walked = self._root_walk(lexeme)
+        found = self._root_walk(lexeme)
+        walked = found.materialized(self.trie, self.words) if isinstance(found, _CutWalk) else found
         if walked.nodes is not None:
             return walked
         walked = _in_node_order(walked, self.trie, self.words)
@@ -634,31 +695,29 @@ class _NodeTokens:
 def _without(
     own: _LexemeWalk,
     base: _LexemeWalk,
-    on_path: list[int],
-    dead: list[int],
+    starts: np.ndarray,
+    stops: np.ndarray,
     trie: TokenTrie,
     words: int,
 ) -> _LexemeWalk:
-    """``base``'s tokens (in trie order: ``base.nodes``) but those ending at the
-    ``on_path`` nodes and at or below the ``dead`` ones, and ``own``'s (in trie order:
-    found down sorted strings), merged by node; ``own``'s exits, then ``base``'s
-    neither at nor below those nodes.
+    """``base``'s tokens (in trie order: ``base.nodes``) but those at nodes in the
+    ranges ``[starts[k], stops[k])``, and ``own``'s (in trie order: found down sorted
+    strings), merged by node; ``own``'s exits, then ``base``'s outside the ranges.
 
     A node's own tokens are one slice of ``base``, and its subtree's another (a
     subtree is a run of preorder positions), so what is kept is a few slices, copied
     by one kernel call (``trie_walk.cut_walk``). The mask is ``base``'s with the tokens
     left out cleared and ``own``'s set, not a pass over every token kept."""
     assert base.nodes is not None
-    at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
     mask = base.packed(words)
-    tokens, inverse, exits, cut_mask = cut_walk(
+    tokens, inverse, exits, cut = cut_walk(
         base.tokens,
         base.inverse,
         base.nodes,
         base.exits,
         _NONE if mask is None else mask,  # a small walk keeps no mask
-        np.concatenate([at, below]),
-        np.concatenate([at + 1, trie.ends[below]]),  # a node's own tokens: [n, n + 1)
+        starts,
+        stops,
         own.tokens,
         own.inverse,
         trie.token_nodes[own.tokens],
@@ -669,7 +728,7 @@ def _without(
         inverse,
         np.concatenate([base.ends, own.ends]).astype(np.int32),
         np.concatenate([exits, own.exits]).astype(np.int32),
-        None if mask is None else cut_mask,
+        None if mask is None else cut,
     )
 
 

@@ -69,7 +69,9 @@ class Block(NamedTuple):
     ``inverse`` is None (a plain walk), else ``targets[inverse]`` (a lexeme walk: a few
     distinct targets). The targets are states when ``rest`` is ``PLAIN``, else the
     lexeme states the tokens end in, each then ``rest``. ``mask``: the tokens packed
-    (``trie_walk.pack_bitmask``), when the walk that found them keeps it.
+    (``trie_walk.pack_bitmask``), when the walk that found them keeps it. A ``holed``
+    block reads only the tokens its mask holds: a big walk cut without a copy
+    (``fsm.row_walk``: "any other key" is a JSON string's walk but a few paths).
 
     The tens of thousands of tokens a JSON string reads are neither copied nor scanned
     per row: numbering and discovering touch only the small ``targets``."""
@@ -79,12 +81,13 @@ class Block(NamedTuple):
     targets: np.ndarray
     mask: np.ndarray | None = None
     rest: int = PLAIN
+    holed: bool = False
 
     def ends(self) -> np.ndarray:
         return self.targets if self.inverse is None else self.targets[self.inverse]
 
 
-StoredBlock = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None, int]
+StoredBlock = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None, int, bool]
 """A ``Block`` as a plain tuple, the way a row keeps it: the cyclic collector stops
 tracking an exact tuple of arrays and ints, never a named tuple, and the rows a cold
 walk builds live as long as the walk (each object they keep is scanned again by every
@@ -93,7 +96,7 @@ full collection until then)."""
 
 def _end_and_rest(block: StoredBlock, position: int) -> tuple[int, int]:
     """The target of ``block``'s token at ``position``, and the block's ``rest``."""
-    _, inverse, targets, _, rest = block
+    _, inverse, targets, _, rest, _ = block
     at = position if inverse is None else int(inverse[position])
     return int(targets[at]), rest
 
@@ -132,12 +135,16 @@ class TokenRow:
         stored: list[StoredBlock] = []
         big_masks: list[np.ndarray] = []
         for block in blocks:
+            if block.holed and len(block.tokens) < BIG_BLOCK:
+                block = _read(block)  # a small block is scanned, not read through a mask
             block_mask = block.mask
             if len(block.tokens) >= BIG_BLOCK:
                 if block_mask is None:
                     block_mask = pack_bitmask(block.tokens, words)
                 big_masks.append(block_mask)
-            stored.append((block.tokens, block.inverse, block.targets, block_mask, block.rest))
+            stored.append(
+                (block.tokens, block.inverse, block.targets, block_mask, block.rest, block.holed)
+            )
         self._blocks = tuple(stored)
         self._small = tuple(kept for kept in stored if len(kept[0]) < BIG_BLOCK)
         self._big = tuple(kept for kept in stored if len(kept[0]) >= BIG_BLOCK)
@@ -179,7 +186,7 @@ class TokenRow:
         pairs returned), and those pairs; a token several blocks read leads to
         ``union_of`` of their targets and the pairs."""
         pairs: list[Pair] = []
-        coded = [self._coded(Block(*block), pairs) for block in self._blocks]
+        coded = [self._coded(_read(Block(*block)), pairs) for block in self._blocks]
         joined = disjoint(coded, self.vocab_size, lambda targets: union_of(targets, pairs))
         tokens, targets, _ = sorted_row(joined, self.vocab_size)
         return tokens, targets, pairs
@@ -201,6 +208,17 @@ class TokenRow:
                 if end == self.exit_state:
                     codes[position] = block.rest
         return Block(block.tokens, block.inverse, np.asarray(codes, np.int32), block.mask)
+
+
+def _read(block: Block) -> Block:
+    """``block`` with only the tokens it reads: a holed block's mask picks them."""
+    if not block.holed:
+        return block
+    assert block.mask is not None
+    bits = np.unpackbits(block.mask.view(np.uint8), bitorder="little")
+    kept = bits[block.tokens].view(np.bool_)
+    inverse = None if block.inverse is None else block.inverse[kept]
+    return Block(block.tokens[kept], inverse, block.targets, None, block.rest)
 
 
 def disjoint(blocks: list[Block], vocab_size: int, union_of: UnionOf) -> list[Block]:

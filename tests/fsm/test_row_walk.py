@@ -33,7 +33,14 @@ from fsm.json_schema.json_text import (
 from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
-from fsm.row_walk import ROOT, RowWalker, _distinct_states, distinct_with_inverse
+from fsm.row_walk import (
+    ROOT,
+    RowWalker,
+    _CutWalk,
+    _distinct_states,
+    _LexemeWalk,
+    distinct_with_inverse,
+)
 from fsm.terms import (
     EPS,
     Alt,
@@ -56,6 +63,7 @@ from fsm.terms import (
     star,
     thunk,
 )
+from fsm.token_row import mask_tokens
 from fsm.trie_walk import pack_bitmask
 
 SCHEMAS = {
@@ -597,12 +605,31 @@ def test_walks_within_a_string_equal_kernel_walks(smol_vocab, names, read, cut):
         within = automaton.lexeme_within(state)
         if within is None:
             return  # the text left every key: the state is the plain string's
-        fast = walker._within_walk(state, *within)
+        found = walker._within_walk(state, *within)
+        kernel = walker._lexeme_walk(ROOT, state)
+        if isinstance(found, _CutWalk):  # the string's walk read through the cut mask
+            assert walk_differences(read_through(found), kernel, automaton) == []
+            fast = found.materialized(walker.trie, walker.words)
+        else:
+            fast = found
         assert len(set(fast.tokens.tolist())) == len(fast.tokens)  # each token once
-        assert walk_differences(fast, walker._lexeme_walk(ROOT, state), automaton) == []
+        assert walk_differences(fast, kernel, automaton) == []
         mask = fast.packed(walker.words)
         if mask is not None:
             np.testing.assert_array_equal(mask, pack_bitmask(fast.tokens, walker.words))
+
+
+def read_through(cut: _CutWalk) -> _LexemeWalk:
+    """The tokens a row reads from ``cut``'s blocks: the base's that its mask holds,
+    then its own, as one walk."""
+    base, own = cut.base, cut.own
+    kept = np.isin(base.tokens, mask_tokens(cut.mask))
+    return _LexemeWalk(
+        np.concatenate([base.tokens[kept], own.tokens]),
+        np.concatenate([base.inverse[kept], own.inverse + len(base.ends)]),
+        np.concatenate([base.ends, own.ends]),
+        cut.exits,
+    )
 
 
 def test_other_keys_are_in_the_string_s_states_once_off_the_keys():

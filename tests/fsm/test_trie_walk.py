@@ -27,6 +27,8 @@ from fsm.trie_walk import (
     SCAN_CHUNK,
     counted_tokens,
     counted_tokens_py,
+    cut_mask,
+    cut_mask_py,
     cut_walk,
     cut_walk_py,
     follow_path,
@@ -432,6 +434,13 @@ def test_cut_walk_matches_its_twin(size, data):
         spans = list(zip(starts.tolist(), stops.tolist()))
         left = [t for t, n in node_of.items() if not any(a <= n < b for a, b in spans)]
         assert sorted(fast[0].tolist()) == sorted(left + own_tokens.tolist())
+        if len(mask):  # the cut without the copy: the mask of what is kept, the same exits
+            masked, kept_exits = cut_mask(tokens, nodes, exits, mask, starts, stops)
+            twin = cut_mask_py(tokens, nodes, exits, mask, starts, stops)
+            np.testing.assert_array_equal(masked, twin[0])
+            np.testing.assert_array_equal(kept_exits, twin[1])
+            np.testing.assert_array_equal(masked, pack_bitmask(np.asarray(left, np.int32), words))
+            np.testing.assert_array_equal(kept_exits, fast[2])
 
 
 def test_bitmask_bit_order():
