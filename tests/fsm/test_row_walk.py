@@ -843,7 +843,9 @@ def test_counted_strings_walk_as_the_kernel_does(smol_vocab, lo, extra, read):
         assert walk_differences(counted, walker._lexeme_walk(ROOT, state), automaton) == []
 
 
-@pytest.mark.parametrize(("lo", "hi", "read"), [(0, 300, 0), (90, 120, 0), (90, 120, 50), (150, None, 3)])
+@pytest.mark.parametrize(
+    ("lo", "hi", "read"), [(0, 300, 0), (90, 120, 0), (90, 120, 50), (150, None, 3)]
+)
 def test_bounds_past_the_longest_token_walk_as_the_kernel_does(smol_vocab, lo, hi, read):
     """Bounds further than any token's characters are clamped before the tokens are
     selected (``_counted_walk``): the walk is still the kernel's, where the clamp
