@@ -92,7 +92,27 @@ class CountedSelection:
         return int(sum(array.nbytes for array in arrays if array is not None))
 
 
-CachedWalk = SharedLexemeWalk | CountedWalk | CountedSelection
+@dataclass(frozen=True)
+class SharedCutWalk:
+    """A walk within another lexeme's (``fsm.row_walk._CutWalk``): the tokens of
+    ``base`` (the other's walk) that ``mask`` holds, then ``own``'s; ``exits``: the
+    base's outside the node ranges ``[starts[k], stops[k])`` cut, then own's. Its size
+    leaves the base's arrays out: they are the other lexeme's entry's."""
+
+    base: SharedLexemeWalk
+    own: SharedLexemeWalk
+    starts: np.ndarray
+    stops: np.ndarray
+    mask: np.ndarray
+    exits: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.starts, self.stops, self.mask, self.exits)
+        return self.own.nbytes + int(sum(array.nbytes for array in arrays))
+
+
+CachedWalk = SharedLexemeWalk | CountedWalk | CountedSelection | SharedCutWalk
 
 
 class LexemeWalkCache:

@@ -51,7 +51,13 @@ import numpy as np
 from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.counted import counting_table
-from fsm.lexeme_cache import CountedSelection, CountedWalk, LexemeWalkCache, SharedLexemeWalk
+from fsm.lexeme_cache import (
+    CountedSelection,
+    CountedWalk,
+    LexemeWalkCache,
+    SharedCutWalk,
+    SharedLexemeWalk,
+)
 from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
@@ -186,6 +192,8 @@ class RowWalker:
         self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk | _CutWalk] = {}
         # plain repetitions' counted walks (None: not countable), for this index
         self._counted_bases: dict[Hashable, CountedWalk | None] = {}
+        # lexemes' walks in trie order, that walks within them are cut from
+        self._ordered: dict[int, _LexemeWalk] = {}
         # their tokens within bounds, for this index
         self._counted_selections: dict[Hashable, CountedSelection] = {}
 
@@ -310,14 +318,18 @@ class RowWalker:
         parts = self.parts
         assert parts is not None
         key = None if self.shared is None else parts.lexeme_key(lexeme)
-        known = self._shared_walk(key)
-        if known is not None:
-            return known
+        known = None if key is None or self.shared is None else self.shared.get(key)
+        if isinstance(known, SharedLexemeWalk):
+            return self._renumbered(known)
+        if isinstance(known, SharedCutWalk):
+            base, own = self._renumbered(known.base), self._renumbered(known.own)
+            return _CutWalk(base, own, known.starts, known.stops, known.mask, known.exits)
         within = parts.lexeme_within(lexeme)
         if within is not None:
             cut = self._within_walk(lexeme, *within)
             if isinstance(cut, _CutWalk):
-                return cut  # made from the base's cached walk, without a copy to keep
+                self._share_cut(key, cut, within[0])
+                return cut
             walked = cut
         elif (counted := self._counted_walk(lexeme)) is not None:
             return counted  # its tokens are kept by bounds, its ends belong to its count
@@ -350,28 +362,39 @@ class RowWalker:
         """The vocabulary's walk under ``key``, its end states renumbered for this
         automaton (None: not cached, or no cache)."""
         known = None if key is None or self.shared is None else self.shared.get(key)
-        if not isinstance(known, SharedLexemeWalk):
-            return None
+        return self._renumbered(known) if isinstance(known, SharedLexemeWalk) else None
+
+    def _renumbered(self, known: SharedLexemeWalk) -> _LexemeWalk:
+        """A cached walk with its end states numbered in this automaton."""
         assert self.parts is not None
         ends = np.asarray([self.parts.lexeme_state(end) for end in known.end_keys], np.int32)
         return _LexemeWalk(known.tokens, known.inverse, ends, known.exits, known.mask, known.nodes)
 
     def _share_walk(self, key: Hashable | None, walked: _LexemeWalk) -> None:
         """Keeps ``walked`` in the vocabulary's cache under ``key`` (when there is one)."""
+        if key is not None and self.shared is not None:
+            self.shared.put(key, self._as_shared(walked))
+
+    def _share_cut(self, key: Hashable | None, cut: _CutWalk, within: int) -> None:
+        """Keeps ``cut`` in the vocabulary's cache under ``key``: its mask, exits and
+        own tokens, and the walk of ``within`` it is cut from (that walk's entry when
+        the cache still holds it, else the same arrays: never a copy)."""
         if key is None or self.shared is None:
             return
         assert self.parts is not None
+        base = self.shared.get(self.parts.lexeme_key(within))
+        if not isinstance(base, SharedLexemeWalk) or base.tokens is not cut.base.tokens:
+            base = self._as_shared(cut.base)
+        own = self._as_shared(cut.own)
+        self.shared.put(key, SharedCutWalk(base, own, cut.starts, cut.stops, cut.mask, cut.exits))
+
+    def _as_shared(self, walked: _LexemeWalk) -> SharedLexemeWalk:
+        """``walked`` with its end states as keys, for the vocabulary's cache."""
+        assert self.parts is not None
         end_keys = tuple(self.parts.lexeme_key(end) for end in walked.ends.tolist())
-        self.shared.put(
-            key,
-            SharedLexemeWalk(
-                walked.tokens,
-                walked.inverse,
-                end_keys,
-                walked.exits,
-                walked.packed(self.words),
-                walked.nodes,
-            ),
+        mask = walked.packed(self.words)
+        return SharedLexemeWalk(
+            walked.tokens, walked.inverse, end_keys, walked.exits, mask, walked.nodes
         )
 
     def _counted_walk(self, lexeme: int) -> _LexemeWalk | None:
@@ -553,15 +576,20 @@ class RowWalker:
 
     def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
         """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once
-        and kept so in the vocabulary's cache, since the walks of "any other key" take
-        slices of a JSON string's (``_without``)."""
+        and kept so in the vocabulary's cache, since the walks of "any other key" are
+        cut from a JSON string's (``_within_walk``); kept by the index too, as every
+        key prefix's row takes it."""
+        known = self._ordered.get(lexeme)
+        if known is not None:
+            return known
         found = self._root_walk(lexeme)
         walked = found.materialized(self.trie, self.words) if isinstance(found, _CutWalk) else found
-        if walked.nodes is not None:
-            return walked
-        walked = _in_node_order(walked, self.trie, self.words)
-        assert self.parts is not None
-        self._share_walk(None if self.shared is None else self.parts.lexeme_key(lexeme), walked)
+        if walked.nodes is None:
+            walked = _in_node_order(walked, self.trie, self.words)
+            assert self.parts is not None
+            key = None if self.shared is None else self.parts.lexeme_key(lexeme)
+            self._share_walk(key, walked)
+        self._ordered[lexeme] = walked
         return walked
 
     def _lexeme_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:

@@ -619,6 +619,30 @@ def test_walks_within_a_string_equal_kernel_walks(smol_vocab, names, read, cut):
             np.testing.assert_array_equal(mask, pack_bitmask(fast.tokens, walker.words))
 
 
+def test_a_cut_walk_is_kept_by_the_vocabulary_and_read_back(smol_vocab):
+    """ "Any other key" after a key prefix is cut from the JSON string's walk, and kept
+    by the vocabulary as the cut (its mask, exits and own tokens, over the string's
+    walk): another index over the same keys reads it back, the same arrays, instead of
+    walking down the keys again, and reads what the kernel reads."""
+    shared = LexemeWalkCache()
+    cuts = []
+    for _ in range(2):
+        walker, automaton = walker_of(string_except(["name", "nap"]), smol_vocab, shared)
+        state = automaton.initial
+        for byte in b'"na':
+            state = automaton.step(state, byte)
+        held = len(shared)
+        cut = walker._root_walk(state)
+        assert isinstance(cut, _CutWalk)
+        assert (
+            walk_differences(read_through(cut), walker._lexeme_walk(ROOT, state), automaton) == []
+        )
+        cuts.append((cut, len(shared) - held))
+    (first, added), (second, added_again) = cuts
+    assert added >= 1 and added_again == 0
+    assert second.mask is first.mask and second.base.tokens is first.base.tokens
+
+
 def read_through(cut: _CutWalk) -> _LexemeWalk:
     """The tokens a row reads from ``cut``'s blocks: the base's that its mask holds,
     then its own, as one walk."""
