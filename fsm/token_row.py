@@ -134,9 +134,7 @@ class TokenRow:
         # which the cyclic collector stops tracking.
         stored: list[StoredBlock] = []
         big_masks: list[np.ndarray] = []
-        for block in blocks:
-            if block.holed and len(block.tokens) < BIG_BLOCK:
-                block = _read(block)  # a small block is scanned, not read through a mask
+        for block in blocks:  # a holed block is big: it is read through its mask
             block_mask = block.mask
             if len(block.tokens) >= BIG_BLOCK:
                 if block_mask is None:
