@@ -543,9 +543,9 @@ class RowWalker:
         if mask is None:  # a small walk: copied, cut
             return _without(own_walk, walked, starts, stops, self.trie, self.words)
         assert walked.nodes is not None
-        cut_mask_, exits = cut_mask(walked.tokens, walked.nodes, walked.exits, mask, starts, stops)
+        kept, exits = cut_mask(walked.tokens, walked.nodes, walked.exits, mask, starts, stops)
         exits = np.concatenate([exits, own_walk.exits]).astype(np.int32)
-        return _CutWalk(walked, own_walk, starts, stops, cut_mask_, exits)
+        return _CutWalk(walked, own_walk, starts, stops, kept, exits)
 
     def _down_strings(
         self, lexeme: int, strings: list[bytes]

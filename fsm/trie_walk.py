@@ -534,6 +534,20 @@ def _outside(values, starts, stops):
     return out[:left]
 
 
+@njit(cache=True, nogil=True)
+def _cleared(mask, tokens, first, last):
+    """A copy of the packed ``mask`` (empty: none) less the tokens at the positions
+    ``first[k]..last[k] - 1`` of ``tokens``."""
+    out = mask.copy()
+    bits = out.view(np.uint32)
+    if bits.shape[0] > 0:
+        for k in range(first.shape[0]):
+            for i in range(first[k], last[k]):
+                token = tokens[i]
+                bits[token >> 5] &= ~(np.uint32(1) << np.uint32(token & 31))
+    return out
+
+
 @njit(
     (
         READS_INT32,
@@ -575,7 +589,7 @@ def cut_walk(
     kept = tokens.shape[0] - cut
     out_tokens = np.empty(kept + own_tokens.shape[0], np.int32)
     out_inverse = np.empty(kept + own_tokens.shape[0], np.int32)
-    out_mask = mask.copy()
+    out_mask = _cleared(mask, tokens, first, last)
     bits = out_mask.view(np.uint32)
     position, written, own = 0, 0, 0
     for k in range(count + 1):
@@ -595,10 +609,6 @@ def cut_walk(
                 written += 1
                 own += 1
         if k < count:
-            if bits.shape[0] > 0:
-                for i in range(first[k], last[k]):
-                    token = tokens[i]
-                    bits[token >> 5] &= ~(np.uint32(1) << np.uint32(token & 31))
             position = last[k]
     for i in range(own, own_tokens.shape[0]):
         out_tokens[written] = own_tokens[i]
@@ -625,13 +635,7 @@ def cut_mask(tokens, nodes, exits, mask, starts, stops):
     merged_starts, merged_stops = _merged_ranges(starts, stops)
     first = np.searchsorted(nodes, merged_starts)
     last = np.searchsorted(nodes, merged_stops)
-    out_mask = mask.copy()
-    bits = out_mask.view(np.uint32)
-    for k in range(merged_starts.shape[0]):
-        for i in range(first[k], last[k]):
-            token = tokens[i]
-            bits[token >> 5] &= ~(np.uint32(1) << np.uint32(token & 31))
-    return out_mask, _outside(exits, merged_starts, merged_stops)
+    return _cleared(mask, tokens, first, last), _outside(exits, merged_starts, merged_stops)
 
 
 def cut_mask_py(tokens, nodes, exits, mask, starts, stops):
