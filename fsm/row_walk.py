@@ -64,7 +64,7 @@ from fsm.trie_walk import (
     counted_tokens,
     cut_mask,
     cut_walk,
-    follow_path,
+    follow_paths,
     pack_bitmask,
     walk_trie,
 )
@@ -350,11 +350,19 @@ class RowWalker:
         another index walked an equal lexeme below the same nodes: an object's next
         keys are walked below a string's exits once per schema, not once per row."""
         assert self.parts is not None
-        key = None if self.shared is None else (self.parts.lexeme_key(lexeme), nodes.tobytes())
+        parts = self.parts
+        key = None if self.shared is None else (parts.lexeme_key(lexeme), nodes.tobytes())
         known = self._shared_walk(key)
         if known is not None:
             return known
-        walked = self._lexeme_walk(nodes, lexeme)
+        within = parts.lexeme_within(lexeme)
+        strings = None if within is not None else parts.lexeme_strings(lexeme, FEW_STRINGS)
+        if within is not None:
+            walked = self._within_below(nodes, lexeme, *within)
+        elif strings is not None:
+            walked = self._finite_walk(lexeme, strings, nodes)
+        else:
+            walked = self._lexeme_walk(nodes, lexeme)
         self._share_walk(key, walked)
         return walked
 
@@ -493,32 +501,35 @@ class RowWalker:
         self._counted_bases[key] = walked
         return walked
 
-    def _finite_walk(self, lexeme: int, strings: list[bytes]) -> _LexemeWalk:
-        """The walk from the root of a lexeme with few strings (an object key,
+    def _finite_walk(
+        self, lexeme: int, strings: list[bytes], starts: np.ndarray = ROOT
+    ) -> _LexemeWalk:
+        """The walk below ``starts`` (the root, or where another lexeme ends: a key
+        after a string's ``", "``) of a lexeme with few strings (an object key,
         whitespace then a key): only the trie nodes spelling their prefixes, each
         one's tokens ending in the lexeme state after that prefix (one ``step`` per
-        node), with no state expanded and no kernel walk."""
+        prefix), with no state expanded and no kernel walk."""
         if len(strings) == 1:
-            return self._literal_walk(lexeme, strings[0])
-        found, _ = self._down_strings(lexeme, strings)
+            return self._literal_walk(lexeme, strings[0], starts)
+        found, _ = self._down_strings(lexeme, strings, starts)
         return found.walk()
 
-    def _literal_walk(self, lexeme: int, text: bytes) -> _LexemeWalk:
-        """The walk of a lexeme of one string (an object key): the tokens along its
-        trie path end in the lexeme after their bytes, states numbered without a
-        derivative (``after``), and where the path spells it whole, the lexeme is over.
-        No prefix of a lexeme's only string is accepted or dead, so the path alone
-        says where it ends."""
+    def _literal_walk(self, lexeme: int, text: bytes, starts: np.ndarray = ROOT) -> _LexemeWalk:
+        """The walk below ``starts`` of a lexeme of one string (an object key): the
+        tokens along its trie paths end in the lexeme after their bytes, states
+        numbered without a derivative (``after``), and where a path spells it whole,
+        the lexeme is over. No prefix of a lexeme's only string is accepted or dead,
+        so the paths alone say where it ends."""
         assert self.parts is not None
         parts, trie = self.parts, self.trie
         found = _NodeTokens(trie)
-        nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8)).tolist()
-        for depth, node in enumerate(nodes, start=1):
-            if depth == len(text):
-                found.add(node, parts.exit_state)
-                found.exit(node)
-            elif found.ends_tokens(node):
-                found.add(node, parts.after(lexeme, text[:depth]))
+        for path in _paths(trie, starts, text):
+            for depth, node in enumerate(path, start=1):
+                if depth == len(text):
+                    found.add(node, parts.exit_state)
+                    found.exit(node)
+                elif found.ends_tokens(node):
+                    found.add(node, parts.after(lexeme, text[:depth]))
         return found.walk()
 
     def _within_walk(
@@ -532,12 +543,8 @@ class RowWalker:
         nothing at or below that node is kept. A big walk of ``within`` is cut through
         its mask, not copied (``_CutWalk``)."""
         own, state_at = self._down_strings(lexeme, sorted(apart))
-        on_path = [node for node, state in state_at.items() if state != DEAD]
-        dead = [node for node, state in state_at.items() if state == DEAD]
+        starts, stops = self._cut_ranges(state_at)
         walked = self._in_trie_order(within)
-        at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
-        starts = np.concatenate([at, below])
-        stops = np.concatenate([at + 1, self.trie.ends[below]])  # a node's own tokens: [n, n + 1)
         own_walk = own.walk()
         mask = walked.packed(self.words)
         if mask is None:  # a small walk: copied, cut
@@ -547,31 +554,62 @@ class RowWalker:
         exits = np.concatenate([exits, own_walk.exits]).astype(np.int32)
         return _CutWalk(walked, own_walk, starts, stops, kept, exits)
 
+    def _within_below(
+        self, nodes: np.ndarray, lexeme: int, within: int, apart: frozenset[bytes]
+    ) -> _LexemeWalk:
+        """``_within_walk`` below ``nodes``: ``within``'s walk below them (kept by the
+        vocabulary: "any other key" after a string's ``", "`` is the plain string's
+        there), less the trie nodes on the paths that ``apart`` spells below them,
+        plus those paths' own tokens. Small: copied (``_without``)."""
+        own, state_at = self._down_strings(lexeme, sorted(apart), nodes)
+        starts, stops = self._cut_ranges(state_at)
+        base = self._below_walk(nodes, within)
+        ordered = base if base.nodes is not None else _in_node_order(base, self.trie, self.words)
+        return _without(own.walk(), ordered, starts, stops, self.trie, self.words)
+
+    def _cut_ranges(self, state_at: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The node ranges ``[starts[k], stops[k])`` that a walk within another
+        lexeme's leaves out of the other's: the own tokens of each node on a path
+        where the lexeme lives (its own walk holds them), and the whole subtree of
+        each node where it dies."""
+        on_path = [node for node, state in state_at.items() if state != DEAD]
+        dead = [node for node, state in state_at.items() if state == DEAD]
+        at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
+        starts = np.concatenate([at, below])
+        stops = np.concatenate([at + 1, self.trie.ends[below]])  # a node's own tokens: [n, n + 1)
+        return starts, stops
+
     def _down_strings(
-        self, lexeme: int, strings: list[bytes]
+        self, lexeme: int, strings: list[bytes], starts: np.ndarray = ROOT
     ) -> tuple[_NodeTokens, dict[int, int]]:
-        """The tokens on the trie paths that ``strings`` spell (``follow_path``), each
-        ending in the lexeme state after its bytes (one ``step`` per node, shared by
-        the strings through it), the nodes where the lexeme ends, and the state at
-        each node met; a path stops where the lexeme dies or ends."""
+        """The tokens on the trie paths that ``strings`` spell below ``starts``
+        (``follow_paths``), each ending in the lexeme state after its bytes (one
+        ``step`` per prefix, shared by the strings and the starts through it), the
+        nodes where the lexeme ends, and the state at each node met; a path stops
+        where the lexeme dies or ends."""
         assert self.parts is not None
         parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
         found = _NodeTokens(trie)
         state_at: dict[int, int] = {}
+        stepped: dict[tuple[int, int], int] = {}  # (state, byte) -> state
         for text in strings:
-            nodes = follow_path(trie.labels, trie.ends, np.frombuffer(text, np.uint8))
-            state = lexeme
-            for depth, node in enumerate(nodes.tolist()):
-                known = state_at.get(node)
-                if known is None:
-                    known = state_at[node] = parts.step(state, text[depth])
-                    if known != DEAD:
-                        found.add(node, known)
-                    if known == exit_state:
-                        found.exit(node)
-                state = known
-                if state == DEAD or state == exit_state:
-                    break
+            for path in _paths(trie, starts, text):
+                state = lexeme
+                for depth, node in enumerate(path):
+                    known = state_at.get(node)
+                    if known is None:
+                        move = (state, text[depth])
+                        known = stepped.get(move)
+                        if known is None:
+                            known = stepped[move] = parts.step(state, text[depth])
+                        state_at[node] = known
+                        if known != DEAD:
+                            found.add(node, known)
+                        if known == exit_state:
+                            found.exit(node)
+                    state = known
+                    if state == DEAD or state == exit_state:
+                        break
         return found, state_at
 
     def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
@@ -758,6 +796,16 @@ def _without(
         np.concatenate([exits, own.exits]).astype(np.int32),
         None if mask is None else cut,
     )
+
+
+def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> list[list[int]]:
+    """The trie nodes spelling ``text``'s prefixes below each of ``starts``
+    (``follow_paths``), for the starts below which the trie holds its first byte."""
+    if not text:
+        return []
+    paths = follow_paths(trie.labels, trie.ends, starts, np.frombuffer(text, np.uint8))
+    held = range(1) if len(starts) == 1 else np.flatnonzero(paths[:, 0] >= 0).tolist()
+    return [[node for node in paths[r].tolist() if node >= 0] for r in held]
 
 
 def _filled(count: int, value: int) -> np.ndarray:

@@ -689,40 +689,43 @@ def cut_walk_py(
     )
 
 
-@njit((READS_UINT8, READS_INT32, READS_UINT8), cache=True, nogil=True)
-def follow_path(labels, ends, data):
-    """The trie nodes of ``data``'s prefixes, shortest first, as far as the trie holds
-    them (``nodes[i]`` spells ``data[: i + 1]``): a literal lexeme's walk visits only
-    these. Children are found by hopping over siblings (``ends`` of each)."""
-    nodes = np.empty(data.shape[0], np.int32)
-    node = 0
-    for i in range(data.shape[0]):
-        child = node + 1
-        while child < ends[node] and labels[child] != data[i]:
-            child = ends[child]
-        if child >= ends[node]:
-            return nodes[:i]
-        nodes[i] = child
-        node = child
-    return nodes
+@njit((READS_UINT8, READS_INT32, READS_INT32, READS_UINT8), cache=True, nogil=True)
+def follow_paths(labels, ends, starts, data):
+    """Below each ``starts[r]``, the trie nodes of ``data``'s prefixes, shortest first,
+    as far as the trie holds them (``paths[r, i]`` spells ``data[: i + 1]`` below the
+    start; -1 past where it stops): a literal lexeme's walk visits only these, from the
+    root or below where another lexeme ends. Children are found by hopping over
+    siblings (``ends`` of each)."""
+    paths = np.full((starts.shape[0], data.shape[0]), -1, np.int32)
+    for r in range(starts.shape[0]):
+        node = starts[r]
+        for i in range(data.shape[0]):
+            child = node + 1
+            while child < ends[node] and labels[child] != data[i]:
+                child = ends[child]
+            if child >= ends[node]:
+                break
+            paths[r, i] = child
+            node = child
+    return paths
 
 
-def follow_path_py(labels, ends, data):
-    """Plain-Python twin of ``follow_path``."""
-    nodes: list[int] = []
-    node = 0
-    for byte in data.tolist():
-        children = []
-        child = node + 1
-        while child < ends[node]:
-            children.append(child)
-            child = int(ends[child])
-        matching = [child for child in children if labels[child] == byte]
-        if not matching:
-            break
-        node = matching[0]
-        nodes.append(node)
-    return np.asarray(nodes, np.int32)
+def follow_paths_py(labels, ends, starts, data):
+    """Plain-Python twin of ``follow_paths``."""
+    paths = np.full((len(starts), len(data)), -1, np.int32)
+    for r, start in enumerate(starts.tolist()):
+        node = start
+        for i, byte in enumerate(data.tolist()):
+            children = []
+            child = node + 1
+            while child < ends[node]:
+                children.append(child)
+                child = int(ends[child])
+            matching = [child for child in children if labels[child] == byte]
+            if not matching:
+                break
+            node = paths[r, i] = matching[0]
+    return paths
 
 
 @njit((READS_INT32, READS_INT32, READS_INT32, INT, INT, INT, INT), cache=True, nogil=True)

@@ -577,6 +577,30 @@ def test_finite_walks_equal_kernel_walks(smol_vocab, name):
     assert walk_differences(fast, walker._lexeme_walk(ROOT, state), automaton) == []
 
 
+def string_exits(vocabulary: Vocabulary) -> np.ndarray:
+    """The trie nodes with children where a JSON string ends (``"``, ``",``, ``", ``...):
+    where an object's next key is walked below."""
+    walker, automaton = walker_of(ANY_STRING, vocabulary)
+    inside = automaton.step(automaton.initial, ord('"'))
+    return walker._lexeme_walk(ROOT, inside).exits
+
+
+@pytest.mark.parametrize("name", FINITE_LEXEMES)
+def test_finite_walks_below_nodes_equal_kernel_walks(smol_vocab, name):
+    """Below where a string ends, a lexeme with few strings walked down their paths
+    from each node reads the tokens, ends and exits of the kernel's walk below them."""
+    exits = string_exits(smol_vocab)
+    walker, automaton = walker_of(lexeme(cat(literal(b", "), FINITE_LEXEMES[name])), smol_vocab)
+    state = automaton.initial
+    strings = automaton.lexeme_strings(state, 64)
+    assert strings is not None
+    fast = walker._finite_walk(state, strings, exits)
+    assert len(set(fast.tokens.tolist())) == len(fast.tokens)
+    assert walk_differences(fast, walker._lexeme_walk(exits, state), automaton) == []
+    if name == "key":
+        assert len(fast.tokens), "SmolLM2 spells ', \"name' below a string's end"
+
+
 KEY_CHARS = st.sampled_from(["a", "b", "n", "\u00e9", "\u65e5", '"', "\\", "\n", "\x01"])
 
 
@@ -617,6 +641,27 @@ def test_walks_within_a_string_equal_kernel_walks(smol_vocab, names, read, cut):
         mask = fast.packed(walker.words)
         if mask is not None:
             np.testing.assert_array_equal(mask, pack_bitmask(fast.tokens, walker.words))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.text(KEY_CHARS, max_size=5), min_size=1, max_size=5), st.integers(0, 3))
+@example(["name", "nap"], 0)
+@example(["", "a"], 1)
+def test_walks_within_a_string_below_nodes_equal_kernel_walks(smol_vocab, names, read):
+    """ "Any other key" after ``, `` below where a string ends (``", "na``), walked down
+    its keys below each node and taking the plain string's walk below them everywhere
+    else, reads the tokens, ends and exits of the kernel's walk below those nodes."""
+    exits = string_exits(smol_vocab)
+    walker, automaton = walker_of(string_except(names), smol_vocab, LexemeWalkCache())
+    state = automaton.initial
+    for byte in encode_string(names[0])[:read]:
+        state = automaton.step(state, byte)
+    assume(state >= 0)
+    within = automaton.lexeme_within(state)
+    assume(within is not None)
+    fast = walker._within_below(exits, state, *within)
+    assert len(set(fast.tokens.tolist())) == len(fast.tokens)
+    assert walk_differences(fast, walker._lexeme_walk(exits, state), automaton) == []
 
 
 def test_a_cut_walk_is_kept_by_the_vocabulary_and_read_back(smol_vocab):

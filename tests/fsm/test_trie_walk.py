@@ -31,8 +31,8 @@ from fsm.trie_walk import (
     cut_mask_py,
     cut_walk,
     cut_walk_py,
-    follow_path,
-    follow_path_py,
+    follow_paths,
+    follow_paths_py,
     group_by_token,
     group_by_token_py,
     pack_bitmask,
@@ -237,25 +237,39 @@ def test_walk_trie_on_full_table_is_the_oracle(automaton, vocab, data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(vocabularies(), st.binary(max_size=6))
-def test_follow_path_spells_the_prefixes(vocab, raw):
+@given(vocabularies(), st.binary(max_size=6), st.lists(st.integers(0, 60), max_size=4))
+def test_follow_paths_spell_the_prefixes_below_each_start(vocab, raw, picks):
     trie = vocab.trie
     data = np.frombuffer(bytes(ALPHABET[b % 3] for b in raw), np.uint8)
-    nodes = follow_path(trie.labels, trie.ends, data)
-    np.testing.assert_array_equal(nodes, follow_path_py(trie.labels, trie.ends, data))
-    # node i spells data[: i + 1]; the path stops where the trie has no longer prefix
+    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
+    paths = follow_paths(trie.labels, trie.ends, starts, data)
+    np.testing.assert_array_equal(paths, follow_paths_py(trie.labels, trie.ends, starts, data))
     spelled = {
         data[:k]
         for token, data in enumerate(vocab.token_bytes)
         if data and token not in vocab.eos_ids
         for k in range(1, len(data) + 1)
     }
-    assert len(nodes) == max(
-        k for k in range(len(data) + 1) if k == 0 or data[:k].tobytes() in spelled
-    )
-    for i, node in enumerate(nodes.tolist()):
-        assert trie.depths[node] == i + 1 and trie.labels[node] == data[i]
-        assert i == 0 or trie.ends[nodes[i - 1]] > node > nodes[i - 1]
+    for start, path in zip(starts.tolist(), paths.tolist(), strict=True):
+        nodes = [node for node in path if node >= 0]
+        assert path == nodes + [-1] * (len(path) - len(nodes))  # -1 only past the end
+        # node i spells the start's bytes then data[: i + 1]; the path stops where the
+        # trie has no longer prefix
+        above = _spelled(trie, start)
+        assert len(nodes) == max(
+            k for k in range(len(data) + 1) if k == 0 or above + data[:k].tobytes() in spelled
+        )
+        for i, node in enumerate(nodes):
+            assert trie.depths[node] == len(above) + i + 1 and trie.labels[node] == data[i]
+            parent = start if i == 0 else nodes[i - 1]
+            assert trie.ends[parent] > node > parent
+
+
+def _spelled(trie, node: int) -> bytes:
+    """The bytes a trie node spells: its ancestors' labels, found as the nodes before
+    it whose subtrees hold it (preorder)."""
+    ancestors = [n for n in range(1, node + 1) if n <= node < trie.ends[n]]
+    return bytes(int(trie.labels[n]) for n in ancestors)
 
 
 @settings(max_examples=100, deadline=None)
@@ -493,7 +507,6 @@ def test_lazy_rows_equal_eager_rows(automaton, vocab):
         np.testing.assert_array_equal(lazy.bitmask(state), table[rows[state]])
 
 
-
 @settings(max_examples=50, deadline=None)
 @given(automata(), vocabularies(), st.data())
 def test_row_lookups_and_table_slices_agree(automaton, vocab, data):
@@ -511,6 +524,7 @@ def test_row_lookups_and_table_slices_agree(automaton, vocab, data):
         assert not mask.flags.writeable
         assert mask is index.bitmask(state)
         np.testing.assert_array_equal(mask, table[every[state]])
+
 
 # ------------------------------------------------------------ hand-made cases
 
