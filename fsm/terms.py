@@ -129,8 +129,25 @@ class _Eps(Term):
         return "EPS"
 
 
+class _Itself(Term):
+    """Stands in a term's derivative memo for the term itself (``derivative``)."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return "ITSELF"
+
+
 EMPTY: Term = _Empty(hash("EMPTY"), False)
 EPS: Term = _Eps(hash("EPS"), False)
+_ITSELF: Term = _Itself(hash("ITSELF"), False)
+"""A loop (a string's body after a character) memoised as the term itself would make
+the term and its memo a cycle, which only the cyclic collector frees: every term the
+term reaches, a whole schema's, would then live on until the collector's next full
+pass, and be scanned by each pass until then."""
 
 
 class Bytes(Term):
@@ -988,6 +1005,8 @@ def derivative(term: Term, byte: int) -> Term:
     if memo is None:
         memo = term._derivatives = {}
     cached = memo.get(byte)
+    if cached is _ITSELF:
+        return term
     if cached is None:
         firsts = term._representatives
         if firsts is None and term._partition is not None and type(term) in _PARTITIONED:
@@ -998,7 +1017,7 @@ def derivative(term: Term, byte: int) -> Term:
             cached = _derivative(term, byte)
             if cached == term:  # a loop (a string's body after a character): no new copy
                 cached = term
-        memo[byte] = cached
+        memo[byte] = _ITSELF if cached is term else cached
     return cached
 
 

@@ -1100,21 +1100,18 @@ class SchemaCompiler:
         if not patterns:
             return EMPTY if additional is EMPTY else member(key, additional, self.ws_max)
 
-        def outside(content: Term) -> Term:
-            return string_of(intersect(star(JSON_CHAR), complement(content)))
-
         # both ways of each test that bounds a value: the keys, the value they require,
         # and what the way says of the patterns the key matches (``contradictory``)
         tests: list[tuple[KeyWay, KeyWay]] = []
         for content, value in patterns:
             if value != self.any:
                 inside = (string_of(content), value, KeySide(matched=(content,)))
-                tests.append((inside, (outside(content), self.any, KeySide(unmatched=(content,)))))
+                tests.append((inside, (_outside(content), self.any, KeySide(unmatched=(content,)))))
         if additional != self.any:
             contents = tuple(content for content, _ in patterns)
             some = alt(*contents)
             inside = (string_of(some), self.any, KeySide(one_of=contents))
-            tests.append((inside, (outside(some), additional, KeySide(unmatched=contents))))
+            tests.append((inside, (_outside(some), additional, KeySide(unmatched=contents))))
         if len(tests) > MAX_KEY_TESTS:
             parts = [member(key, self.any, self.ws_max)]
             parts.extend(
@@ -1248,3 +1245,10 @@ def _declares_keys(node: dict) -> bool:
     properties (or composes them with ``allOf``) and says nothing of other keys."""
     declares = isinstance(node.get("properties"), dict) or isinstance(node.get("allOf"), list)
     return declares and not any(k in node for k in _EXTRA_KEY_KEYWORDS)
+
+
+def _outside(content: Term) -> Term:
+    """The JSON strings whose content ``content`` does not match (a key no pattern
+    matches). A function of the module: nested in the method, it and its compiled
+    environment held each other, a cycle left to the cyclic collector."""
+    return string_of(intersect(star(JSON_CHAR), complement(content)))

@@ -25,9 +25,8 @@ may come anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from functools import partial
 
 from fsm.decompose import first_bytes_over
 from fsm.json_schema.json_text import QUOTE, closing, colon, comma, string_literal, whitespace
@@ -72,8 +71,6 @@ class ObjectShape:
     required_mask: int = field(init=False, repr=False, compare=False)
     """The required keys as bits of their positions in ``named`` (see ``_body``); a
     required key not named sets a bit no body's keys hold, so the object never closes."""
-    expand: Callable[[Hashable], Term] = field(init=False, repr=False, compare=False)
-    """Builds a body from its thunk key (``_body``), one callable per shape."""
 
     def __post_init__(self) -> None:
         members = tuple(
@@ -95,7 +92,15 @@ class ObjectShape:
         for name in self.required:
             required_mask |= 1 << named_positions.get(name, len(self.named))
         object.__setattr__(self, "required_mask", required_mask)
-        object.__setattr__(self, "expand", partial(_expand_keyed, self))
+
+    def __call__(self, key: Hashable) -> Term:
+        """The body its thunk key names (``_body``): the shape is the thunk's builder,
+        so a thunk holds no callable of its own, and the shape holds no reference back
+        (a callable kept on the shape, bound to it, made a cycle that kept a schema's
+        terms alive until the cyclic collector's next full pass)."""
+        assert isinstance(key, tuple)
+        _, _, mask, after, extra, first = key
+        return _expand(self, int.from_bytes(mask, "little"), after, extra, first)
 
     def names_in(self, used: int) -> frozenset[str]:
         """The named keys whose bits ``used`` holds."""
@@ -137,14 +142,7 @@ def _body(
     order, building the bodies a walk in that order builds, not others."""
     mask = used.to_bytes((len(shape.named) + 7) // 8, "little")  # see the module docstring
     key = ("object-body", shape.key, mask, after, extra, first)
-    return keyed_thunk(key, shape.expand, search_order=order)
-
-
-def _expand_keyed(shape: ObjectShape, key: Hashable) -> Term:
-    """The body ``_body`` keyed so."""
-    assert isinstance(key, tuple)
-    _, _, mask, after, extra, first = key
-    return _expand(shape, int.from_bytes(mask, "little"), after, extra, first)
+    return keyed_thunk(key, shape, search_order=order)
 
 
 def _closable(shape: ObjectShape, used: int, count: int) -> bool:

@@ -137,16 +137,16 @@ def test_members_that_may_not_start_with_a_quote_are_offered_whole() -> None:
     assert not matches(term, b'{"a":1,"x"}')
 
 
-def test_bodies_are_keyed_by_plain_values_and_built_by_one_callable() -> None:
-    """Every body of a shape is built by the shape's one callable from its key, and the
-    key holds only numbers, strings and booleans: no set of names and no bound call per
+def test_bodies_are_keyed_by_plain_values_and_built_by_their_shape() -> None:
+    """Every body of a shape is built by the shape itself from its key, and the key
+    holds only numbers, strings and booleans: no set of names and no bound call per
     body, which the cyclic collector would scan for as long as the schema lives."""
     number = regex_term("[0-9]")
     named = tuple((name, number) for name in ("a", "b", "c"))
     shape = ObjectShape(key=("schema", "/"), named=named)
     bodies = _bodies_after_a_key(object_term(shape))
     assert len(bodies) == 3
-    assert all(body._make is shape.expand for body in bodies)
+    assert all(body._make is shape for body in bodies)
     plain = (bytes, int, str, bool)
     for body in bodies:
         assert isinstance(body.key, tuple)
