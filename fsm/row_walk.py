@@ -65,6 +65,7 @@ from fsm.trie_walk import (
     cut_mask,
     cut_walk,
     follow_paths,
+    in_trie_order,
     pack_bitmask,
     walk_trie,
 )
@@ -658,17 +659,19 @@ class RowWalker:
             exiting = stopped_states == exit_state
             exit_parts.append(stopped[exiting])
             below, states = stopped[~exiting], stopped_states[~exiting]
-        ends, inverse = distinct_with_inverse(np.concatenate(end_parts))
-        walked = _LexemeWalk(np.concatenate(token_parts), inverse, ends, np.concatenate(exit_parts))
-        if len(walked.tokens) < BIG_BLOCK:
-            return walked
+        tokens, exits = np.concatenate(token_parts), np.concatenate(exit_parts)
+        if len(tokens) < BIG_BLOCK:
+            ends, inverse = distinct_with_inverse(np.concatenate(end_parts))
+            return _LexemeWalk(tokens, inverse, ends, exits)
         # A big walk's tokens are looked up one at a time as steps take them
         # (``TokenRow.items_of``): in trie order, by a binary search instead of a scan.
-        # The kernel hands out a sorted run per pass and per start node; sorting the
-        # runs together costs a few hundred µs, once per walk the vocabulary keeps.
-        ordered = _in_node_order(walked, self.trie, self.words)
-        ordered.nodes = None  # derivable: kept only by walks others cut (_in_trie_order)
-        return ordered
+        # The kernel hands out a sorted run per pass and per start node; they are put
+        # in order by rank, once per walk the vocabulary keeps.
+        trie = self.trie
+        ordered, inverse, ends = in_trie_order(
+            tokens, np.concatenate(end_parts), trie.token_ranks, trie.token_ids
+        )
+        return _LexemeWalk(ordered, inverse, ends, exits)
 
     def target(self, row: TokenRow, token: int) -> int:
         """The state ``token`` leads to from ``row`` (``DEAD`` when no block reads it):

@@ -56,6 +56,14 @@ class TokenTrie:
         )
         return nodes
 
+    @cached_property
+    def token_ranks(self) -> np.ndarray:
+        """int32 [max id + 1]: each token's position in ``token_ids``, its rank in trie
+        order (-1: not in the trie)."""
+        ranks = np.full(len(self.token_nodes), -1, np.int32)
+        ranks[self.token_ids] = np.arange(len(self.token_ids), dtype=np.int32)
+        return ranks
+
     @classmethod
     def build(cls, token_bytes: Sequence[bytes | None], exclude: Collection[int] = ()) -> TokenTrie:
         """The trie of every non-empty token not in ``exclude`` (``None`` is skipped)."""

@@ -689,6 +689,51 @@ def cut_walk_py(
     )
 
 
+@njit((READS_INT32, READS_INT32, READS_INT32, READS_INT32), cache=True, nogil=True)
+def in_trie_order(tokens, ends, token_ranks, token_ids):
+    """A walk's distinct ``tokens`` in trie order (by ``token_ranks``), each ending in
+    ``distinct[inverse]`` (``ends`` are states: distinct ascending), in linear time: one
+    scatter over the trie's ranks and one mark per state, where sorting a big walk's
+    runs together and numbering its ends took a third of its first walk.
+
+    Returns ``(tokens, inverse, distinct)``."""
+    at = np.full(token_ids.shape[0], -1, np.int32)  # end state per rank
+    most = -1
+    for i in range(tokens.shape[0]):
+        at[token_ranks[tokens[i]]] = ends[i]
+        most = max(most, ends[i])
+    number = np.full(most + 1, -1, np.int32)
+    for i in range(ends.shape[0]):
+        number[ends[i]] = 0
+    distinct = np.empty(most + 1, np.int32)
+    count = 0
+    for state in range(most + 1):
+        if number[state] == 0:
+            number[state] = count
+            distinct[count] = state
+            count += 1
+    out_tokens = np.empty(tokens.shape[0], np.int32)
+    inverse = np.empty(tokens.shape[0], np.int32)
+    found = 0
+    for rank in range(token_ids.shape[0]):
+        if at[rank] >= 0:
+            out_tokens[found] = token_ids[rank]
+            inverse[found] = number[at[rank]]
+            found += 1
+    return out_tokens, inverse, distinct[:count].copy()
+
+
+def in_trie_order_py(tokens, ends, token_ranks, token_ids):
+    """Plain-Python twin of ``in_trie_order``."""
+    order = np.argsort(token_ranks[tokens], kind="stable")
+    distinct, inverse = np.unique(ends, return_inverse=True)
+    return (
+        tokens[order].astype(np.int32),
+        inverse[order].astype(np.int32),
+        distinct.astype(np.int32),
+    )
+
+
 @njit((READS_UINT8, READS_INT32, READS_INT32, READS_UINT8), cache=True, nogil=True)
 def follow_paths(labels, ends, starts, data):
     """Below each ``starts[r]``, the trie nodes of ``data``'s prefixes, shortest first,

@@ -35,6 +35,8 @@ from fsm.trie_walk import (
     follow_paths_py,
     group_by_token,
     group_by_token_py,
+    in_trie_order,
+    in_trie_order_py,
     pack_bitmask,
     pack_bitmask_py,
     position_in_trie_order,
@@ -234,6 +236,32 @@ def test_walk_trie_on_full_table_is_the_oracle(automaton, vocab, data):
     }
     assert dict(zip(tokens.tolist(), ends.tolist(), strict=True)) == expected
     assert len(tokens) == len(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(vocabularies(), st.data())
+def test_in_trie_order_sorts_a_walk_by_rank_and_numbers_its_ends(vocab, data):
+    """A walk's tokens (each once, in any order) come out in trie order with their
+    ends, the distinct ends ascending: as sorting by node and ``np.unique`` give."""
+    trie = vocab.trie
+    top = max(trie.num_tokens - 1, 0)
+    ranks = data.draw(st.lists(st.integers(0, top), unique=True, max_size=trie.num_tokens))
+    order = data.draw(st.permutations(ranks))
+    tokens = trie.token_ids[np.asarray(order, np.int64)].astype(np.int32)
+    ends = np.asarray(
+        data.draw(st.lists(st.integers(0, 40), min_size=len(tokens), max_size=len(tokens))),
+        np.int32,
+    )
+    got = in_trie_order(tokens, ends, trie.token_ranks, trie.token_ids)
+    twin = in_trie_order_py(tokens, ends, trie.token_ranks, trie.token_ids)
+    for array, expected in zip(got, twin, strict=True):
+        np.testing.assert_array_equal(array, expected)
+    ordered, inverse, distinct = got
+    assert sorted(zip(ordered.tolist(), distinct[inverse].tolist())) == sorted(
+        zip(tokens.tolist(), ends.tolist())
+    )
+    nodes = trie.token_nodes[ordered]
+    assert (np.diff(nodes) >= 0).all() and (np.diff(distinct) > 0).all()
 
 
 @settings(max_examples=200, deadline=None)
