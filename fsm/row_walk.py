@@ -357,10 +357,9 @@ class RowWalker:
         if known is not None:
             return known
         within = parts.lexeme_within(lexeme)
-        strings = None if within is not None else parts.lexeme_strings(lexeme, FEW_STRINGS)
         if within is not None:
             walked = self._within_below(nodes, lexeme, *within)
-        elif strings is not None:
+        elif (strings := parts.lexeme_strings(lexeme, FEW_STRINGS)) is not None:
             walked = self._finite_walk(lexeme, strings, nodes)
         else:
             walked = self._lexeme_walk(nodes, lexeme)
@@ -660,17 +659,16 @@ class RowWalker:
             exit_parts.append(stopped[exiting])
             below, states = stopped[~exiting], stopped_states[~exiting]
         tokens, exits = np.concatenate(token_parts), np.concatenate(exit_parts)
+        token_ends = np.concatenate(end_parts)
         if len(tokens) < BIG_BLOCK:
-            ends, inverse = distinct_with_inverse(np.concatenate(end_parts))
+            ends, inverse = distinct_with_inverse(token_ends)
             return _LexemeWalk(tokens, inverse, ends, exits)
         # A big walk's tokens are looked up one at a time as steps take them
         # (``TokenRow.items_of``): in trie order, by a binary search instead of a scan.
         # The kernel hands out a sorted run per pass and per start node; they are put
         # in order by rank, once per walk the vocabulary keeps.
         trie = self.trie
-        ordered, inverse, ends = in_trie_order(
-            tokens, np.concatenate(end_parts), trie.token_ranks, trie.token_ids
-        )
+        ordered, inverse, ends = in_trie_order(tokens, token_ends, trie.token_ranks, trie.token_ids)
         return _LexemeWalk(ordered, inverse, ends, exits)
 
     def target(self, row: TokenRow, token: int) -> int:
