@@ -24,6 +24,11 @@ A ``DecomposableAutomaton`` makes most of that work shareable:
   "any other key": a JSON string but the keys, ``terms.Lexeme``) is walked down those
   strings' trie paths, a derivative per node; everywhere else it is in the other's
   states, so the other's cached walk is taken there, in slices (``_within_walk``).
+* **By first byte.** Below a child of the trie's root, a lexeme's walk depends only on
+  the state the child is entered in. A lexeme whose walk is not shared otherwise is
+  cut from an earlier big root walk of the index that enters most children alike
+  (``_by_first_bytes``): an unanchored pattern's states, one per character read
+  into a match, differ in where a few first bytes lead.
 * **Unions.** A state that is a union of branches, some of them lexemes (an object's
   next key: each named key, or any other key), is walked branch by branch, and the
   branches' blocks are kept side by side: a token that several branches read leads to
@@ -81,6 +86,9 @@ _NONE = np.zeros(0, np.int32)
 FEW_STATES = 64
 """Up to this many, distinct states are found through a set: numpy's calls would cost
 more than the work (``_distinct_states``, ``distinct_with_inverse``)."""
+FIRST_BYTE_BASES = 4
+"""Big root walks an index keeps for the walks cut from them by first byte
+(``RowWalker._by_first_bytes``), the latest first."""
 
 Found = list[Block]
 
@@ -133,9 +141,11 @@ def _in_node_order(walked: _LexemeWalk, trie: TokenTrie, words: int) -> _LexemeW
 
 
 class _CutWalk:
-    """A lexeme walk within another's (``_within_walk``), not copied: the tokens of
-    ``base`` (in trie order, with its packed mask) that ``mask`` holds, ending in
-    ``base.ends[inverse]``, then ``own``'s tokens (down the strings apart); ``exits``:
+    """A lexeme walk within another's (``_within_walk``), or another lexeme's walk but
+    the first bytes it enters otherwise (``_by_first_bytes``), not copied: the tokens
+    of ``base`` (in trie order, with its packed mask) that ``mask`` holds, ending in
+    ``base.ends[inverse]``, then ``own``'s tokens (down the strings apart, or below
+    the first bytes entered otherwise; in trie order); ``exits``:
     the base's outside the node ranges ``[starts[k], stops[k])`` cut, then own's.
     A row takes the two as blocks, the base's read through the mask
     (``Block.holed``); ``materialized`` is the copy ``_without`` makes, for the few
@@ -171,6 +181,19 @@ class _CutWalk:
         return _without(self.own, self.base, self.starts, self.stops, trie, words)
 
 
+class _FirstBytes:
+    """A big root walk of ``lexeme`` kept for walks cut from it (``_by_first_bytes``):
+    ``entered``, the state each child of the trie's root is entered in
+    (``TokenTrie.root_children``), and the walk, its tokens in trie order."""
+
+    __slots__ = ("entered", "lexeme", "walk")
+
+    def __init__(self, lexeme: int, entered: np.ndarray, walk: _LexemeWalk) -> None:
+        self.lexeme = lexeme
+        self.entered = entered
+        self.walk = walk
+
+
 class RowWalker:
     """Builds the token walks of states over ``table`` and ``trie``, taking states
     apart through ``parts`` when given (see the module docstring)."""
@@ -197,6 +220,8 @@ class RowWalker:
         self._ordered: dict[int, _LexemeWalk] = {}
         # their tokens within bounds, for this index
         self._counted_selections: dict[Hashable, CountedSelection] = {}
+        # big root walks that others are cut from by first byte, the latest first
+        self._first_bytes: list[_FirstBytes] = []
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -341,9 +366,109 @@ class RowWalker:
                 if len(strings) == 1:
                     return walked  # a key's own walk is cheaper than the entry it would keep
             else:
-                walked = self._lexeme_walk(ROOT, lexeme)
+                whole, cut_from = self._by_first_bytes(lexeme)
+                if isinstance(whole, _CutWalk):
+                    assert cut_from is not None
+                    self._share_cut(key, whole, cut_from)
+                    return whole
+                walked = whole
         self._share_walk(key, walked)
         return walked
+
+    def _by_first_bytes(self, lexeme: int) -> tuple[_LexemeWalk | _CutWalk, int | None]:
+        """``lexeme``'s walk from the root, cut from an earlier big root walk of this
+        index that enters most children of the root in the same states, and the lexeme
+        of that walk (None: walked whole, and kept for others when big).
+
+        Below a child of the root a walk depends only on the state the child is
+        entered in, so only the children entered otherwise are walked (``_children``).
+        The states of an unanchored pattern (``[0-9]{3}-`` reads as ``.*[0-9]{3}-.*``)
+        differ in where a few bytes lead: each character read into a match was a new
+        state whose row walked the whole trie again."""
+        table, trie = self.table, self.trie
+        if not table.is_expanded(lexeme):
+            table.expand(lexeme)
+        children = trie.root_children
+        entered = table.table[table.row_of[lexeme]][trie.labels[children]]
+        base = self._closest_first_bytes(children, entered)
+        if base is None:
+            walked = self._lexeme_walk(ROOT, lexeme)
+            if len(walked.tokens) >= BIG_BLOCK:  # in trie order (``_lexeme_walk``)
+                walked = _LexemeWalk(
+                    walked.tokens,
+                    walked.inverse,
+                    walked.ends,
+                    walked.exits,
+                    walked.packed(self.words),
+                    trie.token_nodes[walked.tokens],
+                )
+                self._ordered[lexeme] = walked
+                kept = self._first_bytes[: FIRST_BYTE_BASES - 1]
+                self._first_bytes = [_FirstBytes(lexeme, entered, walked), *kept]
+            return walked, None
+        differ = entered != base.entered
+        cut = children[differ]
+        own = self._children(cut, entered[differ], bool(table.final[lexeme]))
+        # the root's own range [0, 1) holds no token: cut, it drops the base's exit there
+        starts = np.concatenate([ROOT, cut]).astype(np.int32)
+        stops = np.concatenate([ROOT + 1, trie.ends[cut]]).astype(np.int32)
+        walk = base.walk
+        assert walk.nodes is not None
+        mask = walk.packed(self.words)
+        assert mask is not None
+        kept_mask, exits = cut_mask(walk.tokens, walk.nodes, walk.exits, mask, starts, stops)
+        exits = np.concatenate([exits, own.exits]).astype(np.int32)
+        return _CutWalk(walk, own, starts, stops, kept_mask, exits), base.lexeme
+
+    def _closest_first_bytes(
+        self, children: np.ndarray, entered: np.ndarray
+    ) -> _FirstBytes | None:
+        """The kept root walk that leaves the fewest tokens to walk again when the
+        children are entered as ``entered`` says: None when each leaves more than half
+        of the tokens below the live children (a walk of its own is cheaper)."""
+        if not self._first_bytes:
+            return None
+        ranks = self.trie.token_starts
+        below = ranks[self.trie.ends[children]] - ranks[children]  # tokens per child
+        live = entered != DEAD
+        best, fewest = None, int(below[live].sum()) // 2
+        for kept in self._first_bytes:
+            again = int(below[live & (entered != kept.entered)].sum())
+            if again <= fewest:
+                best, fewest = kept, again
+        return best
+
+    def _children(self, children: np.ndarray, states: np.ndarray, final: bool) -> _LexemeWalk:
+        """The walk at and below the root's ``children`` entered in ``states``, in trie
+        order, and the root itself among the exits when the lexeme is ``final`` there:
+        each child's own tokens end in its state; where that state is the lexeme's
+        exit, the child is an exit (when it has children); else the lexeme goes on
+        below it (``_lexeme_walk``, which counts it an exit when its state may end)."""
+        assert self.parts is not None
+        trie, exit_state = self.trie, self.parts.exit_state
+        live = states != DEAD
+        children, states = children[live], states[live]
+        first, last = trie.token_starts[children], trie.token_starts[children + 1]
+        counts = last - first
+        positions = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(
+            int(counts.sum()), dtype=np.int32
+        )
+        inner = trie.ends[children] > children + 1
+        over = inner & (states == exit_state)
+        going = inner & ~over
+        below = self._lexeme_walk_each(children[going], states[going])
+        tokens = np.concatenate([trie.token_ids[positions], below.tokens]).astype(np.int32)
+        ends = np.concatenate([np.repeat(states, counts), below.ends[below.inverse]])
+        root = ROOT if final else _NONE
+        exits = np.concatenate([root, children[over], below.exits]).astype(np.int32)
+        if len(tokens) >= BIG_BLOCK:
+            ordered, inverse, distinct = in_trie_order(
+                tokens, ends.astype(np.int32), trie.token_ranks, trie.token_ids
+            )
+            return _LexemeWalk(ordered, inverse, distinct, exits)
+        order = np.argsort(trie.token_ranks[tokens], kind="stable")
+        distinct, inverse = distinct_with_inverse(ends[order].astype(np.int32))
+        return _LexemeWalk(tokens[order], inverse, distinct, exits)
 
     def _below_walk(self, nodes: np.ndarray, lexeme: int) -> _LexemeWalk:
         """A lexeme's walk below ``nodes`` (where tokens go on after another lexeme: a
@@ -643,10 +768,15 @@ class RowWalker:
         goes on below them in the lexeme as well; the continuation starts with no byte
         the lexeme reads next (``fsm.decompose``), so the two walks below such a node
         read different tokens."""
+        return self._lexeme_walk_each(nodes, _filled(len(nodes), lexeme))
+
+    def _lexeme_walk_each(self, nodes: np.ndarray, states: np.ndarray) -> _LexemeWalk:
+        """``_lexeme_walk`` below each ``nodes[i]`` entered in the lexeme state
+        ``states[i]`` (the root's children, entered as their first bytes lead)."""
         assert self.parts is not None
         exit_state = self.parts.exit_state
-        token_parts, end_parts, exit_parts = [], [], []
-        below, states = nodes, _filled(len(nodes), lexeme)
+        token_parts, end_parts, exit_parts = [_NONE], [_NONE], [_NONE]
+        below = nodes
         while len(below):
             for state in _distinct_states(states):
                 if not self.table.is_expanded(state):

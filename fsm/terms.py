@@ -1089,9 +1089,18 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
     derivative) is a thunk keyed by the pair and built only when something asks for
     it. A token walk down the ``apart`` strings (an object's other keys, past each
     named key's prefixes) then steps through ``within``'s memoised derivatives, not
-    through the item's, which are new terms for every set of keys."""
+    through the item's, which are new terms for every set of keys.
+
+    A lexeme's strings lie within its bound's, so a derivative whose item holds the
+    bound's derivative's item as a branch is that bound, exactly: an unanchored
+    pattern's string (``.*@.*``) is the plain JSON string's state once the match is
+    read, and its rows are the plain string's, which the vocabulary keeps."""
     if term.within is None:
-        return lexeme(derivative(term.item, byte), bound=_derived_bound(term, byte))
+        bound = _derived_bound(term, byte)
+        item = derivative(term.item, byte)
+        if bound is not None and _holds(item, bound.item):
+            return bound
+        return lexeme(item, bound=bound)
     within = derivative(term.within, byte)
     apart = frozenset(text[1:] for text in term.apart if text and text[0] == byte)
     if nullable(within) and apart <= {b""}:  # ``within``'s string ended here
@@ -1108,6 +1117,23 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
         item.needs_liveness_check,
     )
     return Lexeme(rest, within, apart, _derived_bound(term, byte))
+
+
+def _holds(item: Term, branch: Term) -> bool:
+    """Whether ``item`` is ``branch``, a union with ``branch`` among its items, or a
+    concatenation that holds ``branch``'s first item so and goes on as ``branch`` does
+    (``(.*|x.*)"`` holds ``.*"``): a sufficient test, by structure."""
+    if item == branch:
+        return True
+    if isinstance(item, Alt):
+        return branch in item.items
+    return (
+        isinstance(item, Cat)
+        and isinstance(branch, Cat)
+        and len(item.items) == len(branch.items)
+        and item.items[1:] == branch.items[1:]
+        and _holds(item.items[0], branch.items[0])
+    )
 
 
 def _derived_bound(term: Lexeme, byte: int) -> Lexeme | None:

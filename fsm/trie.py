@@ -64,6 +64,17 @@ class TokenTrie:
         ranks[self.token_ids] = np.arange(len(self.token_ids), dtype=np.int32)
         return ranks
 
+    @cached_property
+    def root_children(self) -> np.ndarray:
+        """int32: the root's children, ascending (a node per first byte of a token); a
+        root walk is the union of one walk per child, each depending only on the state
+        the child is entered in (``fsm.row_walk``: walks cut by first byte)."""
+        children, node, stop = [], 1, int(self.ends[0])
+        while node < stop:
+            children.append(node)
+            node = int(self.ends[node])
+        return np.asarray(children, np.int32)
+
     @classmethod
     def build(cls, token_bytes: Sequence[bytes | None], exclude: Collection[int] = ()) -> TokenTrie:
         """The trie of every non-empty token not in ``exclude`` (``None`` is skipped)."""

@@ -82,6 +82,13 @@ SCHEMAS = {
         "required": ["email", "zip"],
         "additionalProperties": False,
     },
+    "unanchored patterns": {
+        "type": "object",
+        "properties": {
+            "mac": {"type": "string", "pattern": "([0-9a-f]{2}[:-]){2}[0-9a-f]{2}"},
+            "tag": {"type": "string", "pattern": "v[0-9]+"},
+        },
+    },
     "array of strings and enum": {
         "type": "array",
         "items": {"anyOf": [{"type": "string", "maxLength": 3}, {"enum": ["red", "green"]}]},
@@ -699,6 +706,93 @@ def read_through(cut: _CutWalk) -> _LexemeWalk:
         np.concatenate([base.ends, own.ends]),
         cut.exits,
     )
+
+
+def pattern_states(pattern: str, text: bytes, vocabulary: Vocabulary, shared=None):
+    """A walker over the string of an unanchored ``pattern``, and its lexeme states
+    after each byte of ``text`` (its opening quote first) while it lives."""
+    term = JsonSchema({"type": "string", "pattern": pattern}).term()
+    walker, automaton = walker_of(term, vocabulary, shared)
+    states, state = [], automaton.initial
+    for byte in b'"' + text:
+        state = automaton.step(state, byte)
+        if state < 0:
+            break
+        states.append(state)
+    return walker, automaton, states
+
+
+def assert_root_walk_is_the_kernel_s(walker: RowWalker, automaton, state: int) -> object:
+    """``state``'s root walk (cut or whole) reads what the kernel's walk reads: through
+    a row's blocks and materialized. Returns the walk."""
+    found = walker._root_walk(state)
+    kernel = walker._lexeme_walk(ROOT, state)
+    if isinstance(found, _CutWalk):
+        assert walk_differences(read_through(found), kernel, automaton) == []
+        whole = found.materialized(walker.trie, walker.words)
+    else:
+        whole = found
+    assert len(set(whole.tokens.tolist())) == len(whole.tokens)  # each token once
+    assert walk_differences(whole, kernel, automaton) == []
+    return found
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(["[0-9]{2}-", "ab|ba", "a[0-9]?b", "(ab){2}", "[0-9]+[.][0-9]", "z$"]),
+    st.text("0123ab-.x ", max_size=8),
+)
+@example("[0-9]{3}-", "x12")
+@example("[0-9]+[.][0-9]", "1.2 ")
+@example("z$", "az")  # the closing quote ends the string only after a z
+def test_walks_cut_by_first_byte_equal_kernel_walks(smol_vocab, pattern, read):
+    """An unanchored pattern's string after each character of a text: its root walk,
+    cut from an earlier state's walk where most first bytes enter alike and walked
+    below the others, reads the tokens, ends and exits of the kernel's walk."""
+    walker, automaton, states = pattern_states(pattern, read.encode(), smol_vocab)
+    for state in states:
+        assert_root_walk_is_the_kernel_s(walker, automaton, state)
+
+
+def test_a_match_in_progress_walks_only_the_first_bytes_it_changes(smol_vocab):
+    """Each hex digit read into a MAC address is a new state of the unanchored pattern;
+    its walk is cut from the first content state's, and only the children of the root
+    entered otherwise (hex digits, the separators, the quote) are walked again. A
+    second index reads the cuts back from the vocabulary, the same arrays."""
+    shared = LexemeWalkCache()
+    pattern, text = "([0-9a-f]{2}[:-]){2}[0-9a-f]{2}", b"x 01:2"
+    cuts = []
+    for _ in range(2):
+        walker, automaton, states = pattern_states(pattern, text, smol_vocab, shared)
+        found = [assert_root_walk_is_the_kernel_s(walker, automaton, s) for s in states[1:]]
+        cut = [walk for walk in found if isinstance(walk, _CutWalk)]
+        assert len(cut) >= 4  # "0", "1", ":" and "2" read into the match
+        for walk in cut:
+            assert len(walk.own.tokens) * 4 < len(walk.base.tokens)
+        cuts.append(cut)
+    first, second = cuts
+    assert [walk.mask for walk in second] == [walk.mask for walk in first]
+    assert all(a.mask is b.mask for a, b in zip(first, second))
+
+
+def test_a_walk_cut_by_first_byte_ends_at_the_root_where_its_head_may_end(smol_vocab):
+    """A head that may end (``text*``, as a number may) and the same head before its
+    first byte (``text+``) enter every child of the root alike: the second's walk is
+    the first's, cut, less the root among the exits (the continuation may start right
+    there after the first, not after the second)."""
+    text = byte_set(range(0x20, 0x7F))
+    walker, automaton = walker_of(cat(text, star(text)), smol_vocab)
+    going = automaton.initial
+    may_end = automaton.step(going, ord("a"))
+    first, cut_from = walker._by_first_bytes(may_end)
+    second, cut_from_again = walker._by_first_bytes(going)
+    assert isinstance(first, _LexemeWalk) and cut_from is None
+    assert isinstance(second, _CutWalk) and cut_from_again == may_end
+    assert walk_differences(first, walker._lexeme_walk(ROOT, may_end), automaton) == []
+    kernel = walker._lexeme_walk(ROOT, going)
+    assert walk_differences(read_through(second), kernel, automaton) == []
+    assert 0 in first.exits.tolist() and 0 not in second.exits.tolist()
+    assert len(second.own.tokens) == 0
 
 
 def test_other_keys_are_in_the_string_s_states_once_off_the_keys():

@@ -439,3 +439,28 @@ def test_a_bounded_lexeme_derives_with_its_bound():
     quote = ord('"')
     derived = derivative(string_literal("ab"), quote)
     assert lexeme_bound(derived) is derivative(JSON_STRING, quote)
+
+
+def derived_by(term, data: bytes):
+    for byte in data:
+        term = derivative(term, byte)
+    return term
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(["a", "ab|c", "[0-9]{2}", "x.y", "^a", "b$"]),
+    st.text("abcxy09.", max_size=6),
+    st.text('abcxy09."\\', max_size=4),
+)
+def test_an_unanchored_pattern_derives_as_the_plain_string_once_matched(pattern, read, then):
+    """A string lexeme holding its bound's state as a branch is that state: once an
+    unanchored pattern is matched, what is left is any string, the plain JSON string's
+    very term (its walks are the vocabulary's). Reading on never changes the language:
+    text read, then more, matches exactly when the whole text does."""
+    term = fsm.JsonSchema({"type": "string", "pattern": pattern}).term()
+    text = b'"' + read.encode()
+    derived = derived_by(term, text)
+    assert matches(derived, then.encode()) == matches(term, text + then.encode())
+    if re.search(pattern, read) and not pattern.endswith("$"):
+        assert derived is derived_by(JSON_STRING, text)
