@@ -231,6 +231,8 @@ def _check_trie(token_bytes, exclude):
     prefixes = {b[:n] for b in expected.values() for n in range(len(b) + 1)}
     assert set(strings) == prefixes | {b""}
     assert trie.labels.dtype == np.uint8 and trie.token_ids.dtype == np.int32
+    children = [node for node in range(trie.num_nodes) if depths[node] == 1]
+    assert trie.root_children.tolist() == children
 
 
 @settings(max_examples=100, deadline=None)
