@@ -38,6 +38,7 @@ from fsm.terms import (
     lexeme_bound,
     literal,
     nullable,
+    plus,
     repeat,
     star,
     thunk,
@@ -464,3 +465,36 @@ def test_an_unanchored_pattern_derives_as_the_plain_string_once_matched(pattern,
     assert matches(derived, then.encode()) == matches(term, text + then.encode())
     if re.search(pattern, read) and not pattern.endswith("$"):
         assert derived is derived_by(JSON_STRING, text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["a", "ab", "a|bc", "a|"]),
+    st.integers(0, 2),
+    st.one_of(st.none(), st.integers(0, 3)),
+    st.integers(0, 2),
+    st.one_of(st.none(), st.integers(0, 3)),
+    st.text("abc", max_size=7),
+)
+def test_a_repetition_of_a_repetition_keeps_its_language(unit, lo, hi, outer_lo, outer_hi, text):
+    """``repeat`` folds a repetition of a repetition into one where it can ((x+)* is
+    x*, (x*){2,3} is x*): the strings it matches stay Python's ``re``'s."""
+    assume(hi is None or hi >= lo)
+    assume(outer_hi is None or outer_hi >= outer_lo)
+    item = alt(*(literal(word.encode()) if word else EPS for word in unit.split("|")))
+    term = repeat(repeat(item, lo, hi), outer_lo, outer_hi)
+    bounds = [f"{{{a},{'' if b is None else b}}}" for a, b in ((lo, hi), (outer_lo, outer_hi))]
+    pattern = f"(?:(?:{unit}){bounds[0]}){bounds[1]}"
+    assert matches(term, text.encode()) == bool(re.fullmatch(pattern, text))
+
+
+def test_a_pattern_of_repeated_runs_is_the_pattern_of_one_run():
+    """``(.+)*`` folds to ``.*``: one repetition, whose derivatives are the term itself,
+    where the nested one's were new unions of equal languages (more states, more rows)."""
+    runs, run = (
+        fsm.JsonSchema({"type": "string", "pattern": pattern}).term()
+        for pattern in ("^(.+)*$", "^.*$")
+    )
+    assert derived_by(runs, b'"ab') == derived_by(run, b'"ab')
+    assert repeat(plus(literal(b"a")), 2, None) == repeat(literal(b"a"), 2, None)
+    assert repeat(star(literal(b"a")), 2, 3) == star(literal(b"a"))
