@@ -420,9 +420,7 @@ class RowWalker:
         exits = np.concatenate([exits, own.exits]).astype(np.int32)
         return _CutWalk(walk, own, starts, stops, kept_mask, exits), base.lexeme
 
-    def _closest_first_bytes(
-        self, children: np.ndarray, entered: np.ndarray
-    ) -> _FirstBytes | None:
+    def _closest_first_bytes(self, children: np.ndarray, entered: np.ndarray) -> _FirstBytes | None:
         """The kept root walk that leaves the fewest tokens to walk again when the
         children are entered as ``entered`` says: None when each leaves more than half
         of the tokens below the live children (a walk of its own is cheaper)."""
