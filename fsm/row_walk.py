@@ -394,15 +394,6 @@ class RowWalker:
         if base is None:
             walked = self._lexeme_walk(ROOT, lexeme)
             if len(walked.tokens) >= BIG_BLOCK:  # in trie order (``_lexeme_walk``)
-                walked = _LexemeWalk(
-                    walked.tokens,
-                    walked.inverse,
-                    walked.ends,
-                    walked.exits,
-                    walked.packed(self.words),
-                    trie.token_nodes[walked.tokens],
-                )
-                self._ordered[lexeme] = walked
                 kept = self._first_bytes[: FIRST_BYTE_BASES - 1]
                 self._first_bytes = [_FirstBytes(lexeme, entered, walked), *kept]
             return walked, None
@@ -413,7 +404,8 @@ class RowWalker:
         starts = np.concatenate([ROOT, cut]).astype(np.int32)
         stops = np.concatenate([ROOT + 1, trie.ends[cut]]).astype(np.int32)
         walk = base.walk
-        assert walk.nodes is not None
+        if walk.nodes is None:  # its tokens' nodes, in trie order: read when first cut
+            walk.nodes = trie.token_nodes.take(walk.tokens)
         mask = walk.packed(self.words)
         assert mask is not None
         kept_mask, exits = cut_mask(walk.tokens, walk.nodes, walk.exits, mask, starts, stops)
@@ -509,13 +501,20 @@ class RowWalker:
     def _share_cut(self, key: Hashable | None, cut: _CutWalk, within: int) -> None:
         """Keeps ``cut`` in the vocabulary's cache under ``key``: its mask, exits and
         own tokens, and the walk of ``within`` it is cut from (that walk's entry when
-        the cache still holds it, else the same arrays: never a copy)."""
+        the cache still holds it with its nodes, else the same arrays, never a copy,
+        kept again as that walk's entry)."""
         if key is None or self.shared is None:
             return
         assert self.parts is not None
-        base = self.shared.get(self.parts.lexeme_key(within))
-        if not isinstance(base, SharedLexemeWalk) or base.tokens is not cut.base.tokens:
+        base_key = self.parts.lexeme_key(within)
+        base = self.shared.get(base_key)
+        if (
+            not isinstance(base, SharedLexemeWalk)
+            or base.tokens is not cut.base.tokens
+            or base.nodes is None  # kept before a walk was first cut from it
+        ):
             base = self._as_shared(cut.base)
+            self.shared.put(base_key, base)
         own = self._as_shared(cut.own)
         self.shared.put(key, SharedCutWalk(base, own, cut.starts, cut.stops, cut.mask, cut.exits))
 
