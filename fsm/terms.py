@@ -1129,18 +1129,19 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
 def _holds(item: Term, branch: Term) -> bool:
     """Whether ``item`` is ``branch``, a union with ``branch`` among its items, or a
     concatenation that holds ``branch``'s first item so and goes on as ``branch`` does
-    (``(.*|x.*)"`` holds ``.*"``): a sufficient test, by structure."""
+    (``(.*|x.*)"`` holds ``.*"``), or that starts with an item matching the empty
+    string and then is ``branch`` (``[a-z]*.*"`` holds ``.*"``): a sufficient test, by
+    structure."""
     if item == branch:
         return True
     if isinstance(item, Alt):
         return branch in item.items
-    return (
-        isinstance(item, Cat)
-        and isinstance(branch, Cat)
-        and len(item.items) == len(branch.items)
-        and item.items[1:] == branch.items[1:]
-        and _holds(item.items[0], branch.items[0])
-    )
+    if not isinstance(item, Cat) or not isinstance(branch, Cat):
+        return False
+    items, rest = item.items, branch.items
+    if len(items) == len(rest) + 1:
+        return nullable(items[0]) and items[1:] == rest
+    return len(items) == len(rest) and items[1:] == rest[1:] and _holds(items[0], rest[0])
 
 
 def _derived_bound(term: Lexeme, byte: int) -> Lexeme | None:
