@@ -386,10 +386,8 @@ class RowWalker:
         differ in where a few bytes lead: each character read into a match was a new
         state whose row walked the whole trie again."""
         table, trie = self.table, self.trie
-        if not table.is_expanded(lexeme):
-            table.expand(lexeme)
         children = trie.root_children
-        entered = table.table[table.row_of[lexeme]][trie.labels[children]]
+        entered = table.row(lexeme)[trie.labels[children]]
         base = self._closest_first_bytes(children, entered)
         if base is None:
             walked = self._lexeme_walk(ROOT, lexeme)

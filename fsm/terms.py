@@ -866,7 +866,7 @@ def repeat(term: Term, lo: int, hi: int | None) -> Term:
         return term
     if isinstance(term, Repeat) and term.lo <= 1 and (hi is None or term.hi is None):
         # (x*){m,n} and (x{0,k})* are x*; (x+)* and (x+){m,} are x{m,}: one repetition,
-        # so a pattern's (.+)* is the plain string's body, the same term
+        # so a pattern's (.+)* is the term .* is, and derives as it does
         if term.lo == 0:
             return Repeat(term.item, 0, None)
         if hi is None:
