@@ -87,9 +87,15 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state after ``byte`` (``DEAD`` when none), without expanding ``state``."""
         ...
 
-    def after(self, lexeme_state: int, data: bytes) -> int:
-        """The state of a lexeme of one string after ``data``, a proper prefix of it
-        (so live, and not over): numbered now, its term built when first asked for."""
+    def after(self, lexeme_state: int, text: bytes, read: int) -> int:
+        """The state of a lexeme whose one string is ``text`` after its first ``read``
+        bytes, a proper prefix (so live, and not over): numbered now, its term built
+        when first asked for."""
+        ...
+
+    def literal_text(self, lexeme_state: int) -> bytes | None:
+        """The one string left to a state numbered by ``after``, known without its
+        term (None for any other state): the next row of a key walks it at once."""
         ...
 
     def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:

@@ -68,6 +68,7 @@ class DerivativeAutomaton:
         self._union_joins: dict[int, tuple[tuple[int, int], ...]] = {}  # ``union_joins``
         self._prefixes: dict[tuple[int, bytes], int] = {}
         self._pending_prefixes: dict[int, tuple[int, bytes]] = {}
+        self._literal_rests: dict[int, bytes] = {}  # ``after``'s states: the string left
         self._exit: int | None = None
         # counted lexemes' states by unit and closing (``counted_states``), then by the
         # partial's index among the unit automaton's (which the two determine) and
@@ -144,19 +145,25 @@ class DerivativeAutomaton:
             self._known_live(target, rest)
         return self._intern(target) if self.is_live(target) else DEAD
 
-    def after(self, lexeme_state: int, data: bytes) -> int:
-        """The state of a lexeme of one string after ``data``, a proper prefix of it.
+    def after(self, lexeme_state: int, text: bytes, read: int) -> int:
+        """The state of a lexeme whose one string is ``text`` after ``text[:read]``.
 
         Numbered now and derived on first use, like a union: a key's row hands out a
         state per prefix its tokens spell (``"de``, ``"desc``, ``"description``), and
         the text takes one of them; deriving each was a fifth of a key row's time. A
-        state derived so may repeat one ``step`` numbered; both read the same."""
-        key = lexeme_state, data
+        state derived so may repeat one ``step`` numbered; both read the same. The
+        string left is kept (``literal_text``): the row of the state the text takes
+        walks it, and accepts nothing yet (``accepts``), with no term built."""
+        key = lexeme_state, text[:read]
         state = self._prefixes.get(key)
         if state is None:
             state = self._prefixes[key] = self._number_state(None)
             self._pending_prefixes[state] = key
+            self._literal_rests[state] = text[read:]
         return state
+
+    def literal_text(self, lexeme_state: int) -> bytes | None:
+        return self._literal_rests.get(lexeme_state)
 
     def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:
         """The state of the lexeme's ``within`` and its ``apart`` strings (``Lexeme``)."""
@@ -325,6 +332,8 @@ class DerivativeAutomaton:
         joins = self._union_joins.get(state)
         if joins is not None:
             return any(self.accepts(head) and self.accepts(rest) for head, rest in joins)
+        if state in self._literal_rests:  # a proper prefix of a lexeme's one string
+            return False
         return nullable(self._term(state))
 
     def _intern(self, term: Term) -> int:

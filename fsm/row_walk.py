@@ -71,6 +71,7 @@ from fsm.trie_walk import (
     cut_walk,
     follow_paths,
     in_trie_order,
+    literal_tokens,
     pack_bitmask,
     walk_trie,
 )
@@ -343,6 +344,9 @@ class RowWalker:
         walked an equal lexeme (its end states renumbered for this automaton)."""
         parts = self.parts
         assert parts is not None
+        text = parts.literal_text(lexeme)
+        if text is not None:  # a key read in part: its rest, with no term to build
+            return self._literal_walk(lexeme, text)
         key = None if self.shared is None else parts.lexeme_key(lexeme)
         known = None if key is None or self.shared is None else self.shared.get(key)
         if isinstance(known, SharedLexemeWalk):
@@ -642,15 +646,20 @@ class RowWalker:
         so the paths alone say where it ends."""
         assert self.parts is not None
         parts, trie = self.parts, self.trie
-        found = _NodeTokens(trie)
-        for path in _paths(trie, starts, text):
-            for depth, node in enumerate(path, start=1):
-                if depth == len(text):
-                    found.add(node, parts.exit_state)
-                    found.exit(node)
-                elif found.ends_tokens(node):
-                    found.add(node, parts.after(lexeme, text[:depth]))
-        return found.walk()
+        tokens, inverse, read, exits = literal_tokens(
+            trie.labels,
+            trie.ends,
+            trie.token_starts,
+            trie.token_ids,
+            starts,
+            np.frombuffer(text, np.uint8),
+        )
+        whole = len(text)
+        ends = [
+            parts.exit_state if count == whole else parts.after(lexeme, text, count)
+            for count in read.tolist()
+        ]
+        return _LexemeWalk(tokens, inverse, np.asarray(ends, np.int32), exits)
 
     def _within_walk(
         self, lexeme: int, within: int, apart: frozenset[bytes]

@@ -755,6 +755,89 @@ def follow_paths(labels, ends, starts, data):
     return paths
 
 
+@njit(
+    (READS_UINT8, READS_INT32, READS_INT32, READS_INT32, READS_INT32, READS_UINT8),
+    cache=True,
+    nogil=True,
+)
+def literal_tokens(labels, ends, token_starts, token_ids, starts, data):
+    """A literal lexeme's walk below each ``starts[r]`` (``follow_paths``' nodes): the
+    tokens ending on the path ``data`` spells, a start's path in turn and the shortest
+    prefix first, and the nodes with children where all of ``data`` is read (the lexeme
+    ends there and the walk goes on below them). A key's row walks its rest this way
+    at every character; the path's token slices were gathered in Python, one numpy
+    call each.
+
+    Returns ``(tokens, inverse, read, exits)``: token ``i`` has read ``read[inverse[i]]``
+    bytes of ``data`` (``read``: distinct, in order of first appearance)."""
+    size = data.shape[0]
+    paths = np.full((starts.shape[0], size), -1, np.int32)
+    count = 0
+    exit_count = 0
+    for r in range(starts.shape[0]):
+        node = starts[r]
+        for i in range(size):
+            child = node + 1
+            while child < ends[node] and labels[child] != data[i]:
+                child = ends[child]
+            if child >= ends[node]:
+                break
+            paths[r, i] = child
+            count += token_starts[child + 1] - token_starts[child]
+            if i == size - 1 and ends[child] > child + 1:
+                exit_count += 1
+            node = child
+    tokens = np.empty(count, np.int32)
+    inverse = np.empty(count, np.int32)
+    exits = np.empty(exit_count, np.int32)
+    code_of = np.full(size + 1, -1, np.int32)
+    read = np.empty(size, np.int32)
+    distinct = 0
+    found = 0
+    exited = 0
+    for r in range(starts.shape[0]):
+        for i in range(size):
+            node = paths[r, i]
+            if node < 0:
+                break
+            first, last = token_starts[node], token_starts[node + 1]
+            if last > first and code_of[i + 1] < 0:
+                code_of[i + 1] = distinct
+                read[distinct] = i + 1
+                distinct += 1
+            for k in range(first, last):
+                tokens[found] = token_ids[k]
+                inverse[found] = code_of[i + 1]
+                found += 1
+            if i == size - 1 and ends[node] > node + 1:
+                exits[exited] = node
+                exited += 1
+    return tokens, inverse, read[:distinct].copy(), exits
+
+
+def literal_tokens_py(labels, ends, token_starts, token_ids, starts, data):
+    """Plain-Python twin of ``literal_tokens``."""
+    paths = follow_paths_py(labels, ends, starts, data)
+    tokens, reads, exits = [], [], []
+    for path in paths.tolist():
+        for i, node in enumerate(path):
+            if node < 0:
+                break
+            for k in range(int(token_starts[node]), int(token_starts[node + 1])):
+                tokens.append(int(token_ids[k]))
+                reads.append(i + 1)
+            if i == len(path) - 1 and ends[node] > node + 1:
+                exits.append(node)
+    read = list(dict.fromkeys(reads))
+    inverse = [read.index(r) for r in reads]
+    return (
+        np.asarray(tokens, np.int32),
+        np.asarray(inverse, np.int32),
+        np.asarray(read, np.int32),
+        np.asarray(exits, np.int32),
+    )
+
+
 def follow_paths_py(labels, ends, starts, data):
     """Plain-Python twin of ``follow_paths``."""
     paths = np.full((len(starts), len(data)), -1, np.int32)

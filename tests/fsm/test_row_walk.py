@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 from decimal import Decimal
+from functools import reduce
 
 import numpy as np
 import pytest
@@ -359,6 +360,26 @@ def test_a_key_s_walk_numbers_its_prefix_states_and_derives_them_when_asked(smol
     np.testing.assert_array_equal(walked.exits, expected.exits)
     terms = [automaton.term(end) for end in walked.ends.tolist()]
     assert terms == [automaton.term(end) for end in expected.ends.tolist()]
+
+
+@pytest.mark.parametrize("read", [1, 4, 11])
+def test_a_key_read_in_part_walks_its_rest_without_a_term(smol_vocab, read):
+    """A state a key's walk numbered (``after``) knows the string left to it: its own
+    root walk follows that string with its term still unbuilt, and it accepts nothing
+    yet; built afterwards, the term is the key's derivative by what was read, and the
+    walk is the one the kernel reads from the built term's expanded states."""
+    text = b'description"'
+    key = lexeme(literal(text))
+    walker, automaton = walker_of(cat(key, literal(b":")), smol_vocab)
+    state = automaton.after(automaton.lexeme_state(key), text, read)
+    assert automaton.literal_text(state) == text[read:]
+    assert automaton.literal_text(automaton.lexeme_state(key)) is None  # not numbered so
+    assert not automaton.accepts(state)
+    fast = walker._root_walk(state)
+    assert isinstance(fast, _LexemeWalk)
+    assert state in automaton._pending_prefixes, "the term was built"
+    assert automaton.term(state) == reduce(derivative, text[:read], key)
+    assert walk_differences(fast, walker._lexeme_walk(ROOT, state), automaton) == []
 
 
 def test_branches_meeting_in_one_lexeme_state_lead_to_its_join():

@@ -37,6 +37,8 @@ from fsm.trie_walk import (
     group_by_token_py,
     in_trie_order,
     in_trie_order_py,
+    literal_tokens,
+    literal_tokens_py,
     pack_bitmask,
     pack_bitmask_py,
     position_in_trie_order,
@@ -262,6 +264,38 @@ def test_in_trie_order_sorts_a_walk_by_rank_and_numbers_its_ends(vocab, data):
     )
     nodes = trie.token_nodes[ordered]
     assert (np.diff(nodes) >= 0).all() and (np.diff(distinct) > 0).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(vocabularies(), st.binary(max_size=6), st.lists(st.integers(0, 60), max_size=4))
+def test_literal_tokens_are_the_tokens_on_the_path_a_literal_spells(vocab, raw, picks):
+    """Below each start, the tokens ending on ``data``'s path (with how many of its
+    bytes each read) and the nodes with children where all of it is read: as the twin
+    says, and, from the root, as the tokens' own bytes say."""
+    trie = vocab.trie
+    data = np.frombuffer(bytes(ALPHABET[b % 3] for b in raw), np.uint8)
+    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
+    arrays = (trie.labels, trie.ends, trie.token_starts, trie.token_ids, starts, data)
+    got = literal_tokens(*arrays)
+    for array, expected in zip(got, literal_tokens_py(*arrays), strict=True):
+        np.testing.assert_array_equal(array, expected)
+    assert len(set(got[2].tolist())) == len(got[2])  # each count listed once
+    tokens, inverse, read, exits = literal_tokens(*arrays[:4], starts[:1], data)
+    reading = {
+        (token, len(spelled))
+        for token, spelled in enumerate(vocab.token_bytes)
+        if spelled and token not in vocab.eos_ids and data.tobytes().startswith(spelled)
+    }
+    assert set(zip(tokens.tolist(), read[inverse].tolist())) == reading
+    assert len(tokens) == len(reading)
+    below = {
+        spelled[: len(data)]
+        for token, spelled in enumerate(vocab.token_bytes)
+        if spelled and token not in vocab.eos_ids and len(spelled) > len(data)
+    }
+    assert len(exits) == (len(data) > 0 and data.tobytes() in below)
+    for node in exits.tolist():
+        assert trie.depths[node] == len(data)
 
 
 @settings(max_examples=200, deadline=None)
