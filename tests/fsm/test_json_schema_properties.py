@@ -483,7 +483,9 @@ def test_the_exponent_limit_is_on_the_written_exponent_when_magnitudes_are_free(
 def test_an_integer_value_is_one_state_however_many_digits() -> None:
     """The digits of an integer lead back to the state they left, so its row is built
     once, not once per digit; a trailing zero (which an exponent may divide away) is
-    another state."""
+    another state. Read by bytes and read by tokens, the loop is one state each: a
+    token leads to a join, numbered apart from the derivative a byte leads to
+    (``DerivativeAutomaton.join``)."""
     import fsm
 
     vocabulary = fsm.Vocabulary.from_raw([b"7", b"0", b"}", b'{"n":', None], eos_ids=4)
@@ -492,4 +494,7 @@ def test_an_integer_value_is_one_state_however_many_digits() -> None:
     state = index.step_bytes(index.initial_state, b'{"n":7')
     assert index.step_bytes(state, b"7") == state == index.step_bytes(state, b"777")
     assert index.step_bytes(state, b"0") != state
-    assert index.next_state(state, 0) == state
+    by_token = index.next_state(state, 0)
+    assert index.next_state(by_token, 0) == by_token != index.next_state(by_token, 1)
+    assert index.automaton.term(by_token) == index.automaton.term(state)
+    assert index.num_rows_built == 2
