@@ -63,7 +63,7 @@ from fsm.lexeme_cache import (
     SharedCutWalk,
     SharedLexemeWalk,
 )
-from fsm.token_row import BIG_BLOCK, Block, Item, Pair, TokenRow
+from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     counted_tokens,
@@ -91,7 +91,8 @@ FIRST_BYTE_BASES = 4
 """Big root walks an index keeps for the walks cut from them by first byte
 (``RowWalker._by_first_bytes``), the latest first."""
 
-Found = list[Block]
+Found = list[StoredBlock]
+"""Blocks as plain tuples (``token_row.StoredBlock``): a row keeps them so."""
 
 
 class _LexemeWalk:
@@ -173,9 +174,9 @@ class _CutWalk:
     def blocks(self, rest: int) -> Found:
         """The walk's tokens as blocks, each then ``rest``."""
         base, own = self.base, self.own
-        found = [Block(base.tokens, base.inverse, base.ends, self.mask, rest, True)]
+        found: Found = [(base.tokens, base.inverse, base.ends, self.mask, rest, True)]
         if len(own.tokens):
-            found.append(Block(own.tokens, own.inverse, own.ends, None, rest))
+            found.append((own.tokens, own.inverse, own.ends, None, rest, False))
         return found
 
     def materialized(self, trie: TokenTrie, words: int) -> _LexemeWalk:
@@ -230,7 +231,9 @@ class RowWalker:
         ``state`` is final) lead to ``state`` itself."""
         found = self._below(ROOT, state)
         if len(final_tokens):
-            found.append(Block(final_tokens, None, _filled(len(final_tokens), state)))
+            found.append(
+                (final_tokens, None, _filled(len(final_tokens), state), None, PLAIN, False)
+            )
         exit_state = DEAD if self.parts is None else self.parts.exit_state
         return TokenRow(found, exit_state, self.vocab_size, self.trie.token_nodes)
 
@@ -277,7 +280,7 @@ class RowWalker:
         """Tokens below ``nodes`` entered in expanded ``states``, by the kernel, then
         below where it stopped at states not expanded yet."""
         tokens, ends, stopped, stopped_states = self._walk(nodes, states, NO_STOPS)
-        found = [Block(tokens, None, ends)] if len(tokens) else []
+        found: Found = [(tokens, None, ends, None, PLAIN, False)] if len(tokens) else []
         if len(stopped):
             found.extend(self._below_each(stopped, stopped_states))
         return found
@@ -331,7 +334,7 @@ class RowWalker:
             found = walked.blocks(rest)
         elif len(walked.tokens):
             found = [
-                Block(walked.tokens, walked.inverse, walked.ends, walked.packed(self.words), rest)
+                (walked.tokens, walked.inverse, walked.ends, walked.packed(self.words), rest, False)
             ]
         else:
             found = []
@@ -701,12 +704,12 @@ class RowWalker:
         lexeme's leaves out of the other's: the own tokens of each node on a path
         where the lexeme lives (its own walk holds them), and the whole subtree of
         each node where it dies."""
-        on_path = [node for node, state in state_at.items() if state != DEAD]
-        dead = [node for node, state in state_at.items() if state == DEAD]
-        at, below = np.asarray(on_path, np.int32), np.asarray(dead, np.int32)
-        starts = np.concatenate([at, below])
-        stops = np.concatenate([at + 1, self.trie.ends[below]])  # a node's own tokens: [n, n + 1)
-        return starts, stops
+        ends = self.trie.ends
+        starts, stops = [], []  # a few nodes: lists, not numpy calls on tiny arrays
+        for node, state in state_at.items():
+            starts.append(node)
+            stops.append(node + 1 if state != DEAD else int(ends[node]))  # own tokens: [n, n + 1)
+        return np.asarray(starts, np.int32), np.asarray(stops, np.int32)
 
     def _down_strings(
         self, lexeme: int, strings: list[bytes], starts: np.ndarray = ROOT

@@ -25,7 +25,7 @@ when taken; a merged row stands for the joins it has not numbered by codes (-2, 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import NamedTuple
 
@@ -36,6 +36,7 @@ from fsm.trie_walk import (
     group_by_token,
     is_sparse,
     pack_bitmask,
+    pack_onto,
     position_in_trie_order,
     positions_of,
     read_by_several,
@@ -119,10 +120,16 @@ class TokenRow:
     )
 
     def __init__(
-        self, blocks: list[Block], exit_state: int, vocab_size: int, token_nodes: np.ndarray
+        self,
+        blocks: Sequence[StoredBlock],
+        exit_state: int,
+        vocab_size: int,
+        token_nodes: np.ndarray,
     ) -> None:
-        """``token_nodes``: the trie node of each token (``TokenTrie.token_nodes``), by
-        which a big block's tokens, in trie order, are searched (``items_of``)."""
+        """``blocks``: ``Block``s, or the same as plain tuples (a row walk's, which
+        need no named tuple made per block); ``token_nodes``: the trie node of each
+        token (``TokenTrie.token_nodes``), by which a big block's tokens, in trie
+        order, are searched (``items_of``)."""
         self.exit_state = exit_state
         self.vocab_size = vocab_size
         self._token_nodes = token_nodes
@@ -135,14 +142,14 @@ class TokenRow:
         stored: list[StoredBlock] = []
         big_masks: list[np.ndarray] = []
         for block in blocks:  # a holed block is big: it is read through its mask
-            block_mask = block.mask
-            if len(block.tokens) >= BIG_BLOCK:
+            tokens, block_mask = block[0], block[3]
+            if len(tokens) >= BIG_BLOCK:
                 if block_mask is None:
-                    block_mask = pack_bitmask(block.tokens, words)
+                    block_mask = pack_bitmask(tokens, words)
                 big_masks.append(block_mask)
-            stored.append(
-                (block.tokens, block.inverse, block.targets, block_mask, block.rest, block.holed)
-            )
+            if block_mask is not block[3] or type(block) is not tuple:  # kept plain
+                block = (tokens, block[1], block[2], block_mask, block[4], block[5])
+            stored.append(block)
         self._blocks = tuple(stored)
         self._small = tuple(kept for kept in stored if len(kept[0]) < BIG_BLOCK)
         self._big = tuple(kept for kept in stored if len(kept[0]) >= BIG_BLOCK)
@@ -152,9 +159,12 @@ class TokenRow:
             start += len(kept[0])
         self._small_starts = tuple(starts)
         self._small_tokens = _joined([kept[0] for kept in self._small])
-        mask = pack_bitmask(self._small_tokens, words)
-        for block_mask in big_masks:
-            np.bitwise_or(mask, block_mask, out=mask)
+        if big_masks:
+            mask = pack_onto(big_masks[0], self._small_tokens)
+            for block_mask in big_masks[1:]:
+                np.bitwise_or(mask, block_mask, out=mask)
+        else:
+            mask = pack_bitmask(self._small_tokens, words)
         self.mask = mask
 
     def items_of(self, token: int) -> list[Item]:

@@ -197,6 +197,22 @@ def pack_bitmask_py(tokens, words):
     return np.asarray(mask, np.uint32).view(np.int32)
 
 
+@njit((READS_INT32, READS_INT32), cache=True, nogil=True)
+def pack_onto(mask, tokens):
+    """A copy of the packed ``mask`` with each of ``tokens`` set too: a row's mask is a
+    big block's mask with its few other tokens added, in one call."""
+    out = mask.copy()
+    bits = out.view(np.uint32)
+    for token in tokens:
+        bits[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
+    return out
+
+
+def pack_onto_py(mask, tokens):
+    """Plain-Python twin of ``pack_onto``."""
+    return mask | pack_bitmask_py(tokens, len(mask))
+
+
 SCAN_CHUNK = 512
 """``position_of`` and ``positions_of`` test this many tokens at a time without a
 branch per token, which the compiler vectorises (3-5x faster than stopping at each)."""

@@ -41,6 +41,8 @@ from fsm.trie_walk import (
     literal_tokens_py,
     pack_bitmask,
     pack_bitmask_py,
+    pack_onto,
+    pack_onto_py,
     position_in_trie_order,
     position_of,
     position_of_py,
@@ -440,6 +442,12 @@ def test_pack_and_row_kernels_match_twins(size, data):
     )
     words = (size + 31) // 32
     np.testing.assert_array_equal(pack_bitmask(tokens, words), pack_bitmask_py(tokens, words))
+    evens, odds = np.ascontiguousarray(tokens[::2]), np.ascontiguousarray(tokens[1::2])
+    base = pack_bitmask(evens, words)
+    onto = pack_onto(base, odds)
+    np.testing.assert_array_equal(onto, pack_onto_py(base, odds))
+    np.testing.assert_array_equal(onto, pack_bitmask(tokens, words))
+    np.testing.assert_array_equal(base, pack_bitmask(evens, words))  # not written
     targets = np.asarray(data.draw(st.lists(st.integers(-50, 99), min_size=1)), np.int32)
     inverse = np.asarray(
         data.draw(
