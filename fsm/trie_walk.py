@@ -787,22 +787,23 @@ def literal_tokens(labels, ends, token_starts, token_ids, starts, data):
     Returns ``(tokens, inverse, read, exits)``: token ``i`` has read ``read[inverse[i]]``
     bytes of ``data`` (``read``: distinct, in order of first appearance)."""
     size = data.shape[0]
-    paths = np.full((starts.shape[0], size), -1, np.int32)
+    paths = follow_paths(labels, ends, starts, data)
+    on_path = np.empty(paths.size, np.int32)  # the paths' nodes in order, then how
+    reads = np.empty(paths.size, np.int32)  # many bytes of ``data`` each spells
+    nodes = 0
     count = 0
     exit_count = 0
     for r in range(starts.shape[0]):
-        node = starts[r]
         for i in range(size):
-            child = node + 1
-            while child < ends[node] and labels[child] != data[i]:
-                child = ends[child]
-            if child >= ends[node]:
+            node = paths[r, i]
+            if node < 0:
                 break
-            paths[r, i] = child
-            count += token_starts[child + 1] - token_starts[child]
-            if i == size - 1 and ends[child] > child + 1:
+            on_path[nodes] = node
+            reads[nodes] = i + 1
+            nodes += 1
+            count += token_starts[node + 1] - token_starts[node]
+            if i == size - 1 and ends[node] > node + 1:
                 exit_count += 1
-            node = child
     tokens = np.empty(count, np.int32)
     inverse = np.empty(count, np.int32)
     exits = np.empty(exit_count, np.int32)
@@ -811,23 +812,20 @@ def literal_tokens(labels, ends, token_starts, token_ids, starts, data):
     distinct = 0
     found = 0
     exited = 0
-    for r in range(starts.shape[0]):
-        for i in range(size):
-            node = paths[r, i]
-            if node < 0:
-                break
-            first, last = token_starts[node], token_starts[node + 1]
-            if last > first and code_of[i + 1] < 0:
-                code_of[i + 1] = distinct
-                read[distinct] = i + 1
-                distinct += 1
-            for k in range(first, last):
-                tokens[found] = token_ids[k]
-                inverse[found] = code_of[i + 1]
-                found += 1
-            if i == size - 1 and ends[node] > node + 1:
-                exits[exited] = node
-                exited += 1
+    for k in range(nodes):
+        node, spelled = on_path[k], reads[k]
+        first, last = token_starts[node], token_starts[node + 1]
+        if last > first and code_of[spelled] < 0:
+            code_of[spelled] = distinct
+            read[distinct] = spelled
+            distinct += 1
+        for t in range(first, last):
+            tokens[found] = token_ids[t]
+            inverse[found] = code_of[spelled]
+            found += 1
+        if spelled == size and ends[node] > node + 1:
+            exits[exited] = node
+            exited += 1
     return tokens, inverse, read[:distinct].copy(), exits
 
 
