@@ -301,9 +301,9 @@ class DerivativeAutomaton:
         term = self._terms[state]
         if term is not None:
             return term
-        items = self._pending_unions.get(state)
-        pair = self._pending_joins.get(state) if items is None else None
-        prefix = self._pending_prefixes.get(state) if items is None and pair is None else None
+        items = self._pending_unions.get(state)  # a pending state is in one of the three
+        pair = self._pending_joins.get(state)
+        prefix = self._pending_prefixes.get(state)
         if pair is not None:
             term = cat(self._term(pair[0]), self._term(pair[1]))
         elif items is not None:
