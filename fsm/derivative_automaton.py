@@ -15,7 +15,7 @@ from typing import cast
 import numpy as np
 
 from fsm.automaton import DEAD
-from fsm.counted import counted_form, plain_form, unit_automaton
+from fsm.counted import Counted, counted_form, plain_form, unit_automaton
 from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
@@ -75,6 +75,8 @@ class DerivativeAutomaton:
         # partial's index among the unit automaton's (which the two determine) and
         # the bounds left (-1: no upper bound)
         self._counted: dict[tuple[Term, Term], dict[tuple[int, int, int], int]] = {}
+        # ``counted_states``' states until built: the lexeme's form, partial and units
+        self._pending_counted: dict[int, tuple[Counted, Term, int]] = {}
         self._plains: dict[tuple[Term, Term], Term] = {}  # ``counting``'s, by unit and closing
         self._has_lexemes: bool | None = None
         self.searches = 0  # liveness searches run (``_search_acceptance``): a diagnostic
@@ -215,7 +217,10 @@ class DerivativeAutomaton:
         units)``: ``units`` units begun, the last one still ``partials[kind]``
         (``EPS``: complete). Memoised per unit and closing by the bounds left, keyed
         by integers: a string's next rows end in the same states, one count further,
-        and a row asks for tens of them."""
+        and a row asks for tens of them. Numbered without their terms, like joins: a
+        step takes one of them; building the others' was most of a bounded string's
+        first rows. A state so numbered may repeat one a byte walk numbered; both
+        read the same."""
         counted = counted_form(self._term(lexeme_state))
         assert counted is not None
         family_key = (counted.unit, counted.close)
@@ -227,10 +232,11 @@ class DerivativeAutomaton:
         for kind, units in ends:
             key = (kind, max(lo - units, 0), -1 if hi < 0 else hi - units)
             state = family.get(key)
-            if state is None:
+            if state is None:  # numbered now, its term built on first use
                 partial = partials[kind]
                 assert isinstance(partial, Term)
-                state = family[key] = self._intern(counted.after(partial, units))
+                state = family[key] = self._number_state(None)
+                self._pending_counted[state] = counted, partial, units
             found.append(state)
         return found
 
@@ -297,13 +303,15 @@ class DerivativeAutomaton:
         return self._union_joins.get(state)
 
     def _term(self, state: int) -> Term:
-        """A state's term, building a pending union's, join's or prefix's on first use."""
+        """A state's term, building a pending union's, join's, prefix's or counted
+        state's on first use."""
         term = self._terms[state]
         if term is not None:
             return term
-        items = self._pending_unions.get(state)  # a pending state is in one of the three
+        items = self._pending_unions.get(state)  # a pending state is in one of the four
         pair = self._pending_joins.get(state)
         prefix = self._pending_prefixes.get(state)
+        counted = self._pending_counted.get(state)
         if pair is not None:
             term = cat(self._term(pair[0]), self._term(pair[1]))
         elif items is not None:
@@ -319,6 +327,9 @@ class DerivativeAutomaton:
             term = self._term(prefix[0])
             for byte in prefix[1]:
                 term = derivative(term, byte)
+        elif counted is not None:
+            form, partial, units = counted
+            term = form.after(partial, units)
         else:  # another thread built it meanwhile
             return self._terms[state]  # type: ignore[return-value]
         self._ids.setdefault(term, state)
@@ -326,6 +337,7 @@ class DerivativeAutomaton:
         self._pending_unions.pop(state, None)
         self._pending_joins.pop(state, None)
         self._pending_prefixes.pop(state, None)
+        self._pending_counted.pop(state, None)
         return term
 
     def stated_completion(self, state: int) -> bytes | None:

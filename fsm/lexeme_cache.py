@@ -46,15 +46,24 @@ class SharedLexemeWalk:
 
 @dataclass(frozen=True)
 class CountedWalk:
-    """The walk of a plain repetition lexeme (``fsm.counted``): each token's state in
-    its unit automaton (``kinds``; the exit is ``len(partials)``) and units completed
-    (``counts``), the trie nodes with children where it ends and the units there;
+    """The walk of a plain repetition lexeme (``fsm.counted``), its tokens in trie
+    order, each ending in a code of its state in the unit automaton and units
+    completed (``inverse`` into the codes; every end of the lexeme one code, its kind
+    ``len(partials)``): each code's kind and units begun (``code_kinds``,
+    ``code_units``; a partial unit counts as begun). ``inside_up_to[u]`` packs the
+    tokens ending inside the lexeme with at most ``u`` units begun,
+    ``ending_up_to[u]`` those ending it after at most ``u``; ``exits``: the trie
+    nodes with children where it ends, and the units there (``exit_counts``);
     ``most_units``: the most units a token begins or reads before the end (past it,
-    a bound selects every token)."""
+    a bound selects every token). A pair of bounds selects its tokens from two or
+    three of the masks (``fsm.row_walk``)."""
 
     tokens: np.ndarray
-    kinds: np.ndarray
-    counts: np.ndarray
+    inverse: np.ndarray
+    code_kinds: np.ndarray
+    code_units: np.ndarray
+    inside_up_to: np.ndarray
+    ending_up_to: np.ndarray
     exits: np.ndarray
     exit_counts: np.ndarray
     partials: tuple[Hashable, ...]
@@ -62,34 +71,17 @@ class CountedWalk:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.tokens, self.kinds, self.counts, self.exits, self.exit_counts)
+        arrays = (
+            self.tokens,
+            self.inverse,
+            self.code_kinds,
+            self.code_units,
+            self.inside_up_to,
+            self.ending_up_to,
+            self.exits,
+            self.exit_counts,
+        )
         return int(sum(array.nbytes for array in arrays))
-
-
-@dataclass(frozen=True)
-class CountedSelection:
-    """The tokens of a ``CountedWalk`` whose units fit a pair of bounds
-    (``trie_walk.counted_tokens``): each ends in ``codes[inverse]``, a unit state and
-    count, listed as ``(partial's index, units begun)`` in ``begun`` for the codes
-    inside the lexeme (``inside``: their positions); ``exits``: the trie nodes where
-    the lexeme may end within the bounds; ``mask``: the tokens packed when many.
-
-    It depends on the bounds, not on the count a string has reached: every character
-    of a string whose bounds reach past the longest token selects the same tokens,
-    and only the states they end in change (``fsm.row_walk``)."""
-
-    tokens: np.ndarray
-    inverse: np.ndarray
-    codes: np.ndarray
-    inside: np.ndarray
-    begun: list[tuple[int, int]]
-    exits: np.ndarray
-    mask: np.ndarray | None
-
-    @property
-    def nbytes(self) -> int:
-        arrays = (self.tokens, self.inverse, self.codes, self.inside, self.exits, self.mask)
-        return int(sum(array.nbytes for array in arrays if array is not None))
 
 
 @dataclass(frozen=True)
@@ -112,7 +104,7 @@ class SharedCutWalk:
         return self.own.nbytes + int(sum(array.nbytes for array in arrays))
 
 
-CachedWalk = SharedLexemeWalk | CountedWalk | CountedSelection | SharedCutWalk
+CachedWalk = SharedLexemeWalk | CountedWalk | SharedCutWalk
 
 
 class LexemeWalkCache:

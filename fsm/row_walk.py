@@ -57,7 +57,6 @@ from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.counted import counting_table
 from fsm.lexeme_cache import (
-    CountedSelection,
     CountedWalk,
     LexemeWalkCache,
     SharedCutWalk,
@@ -66,12 +65,12 @@ from fsm.lexeme_cache import (
 from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
-    counted_tokens,
     cut_mask,
     cut_walk,
     follow_paths,
     in_trie_order,
     literal_tokens,
+    masks_up_to,
     pack_bitmask,
     walk_trie,
 )
@@ -183,6 +182,55 @@ class _CutWalk:
         return _without(self.own, self.base, self.starts, self.stops, trie, words)
 
 
+class _HeldWalk:
+    """A big walk's tokens that ``mask`` holds, read through the mask, not copied (a
+    bounded string's tokens within its bounds: ``RowWalker._counted_walk``); its
+    ``exits`` are the walk's. A row takes it as one block (``Block.holed``);
+    ``materialized`` copies the tokens held, for the few uses that need them all."""
+
+    __slots__ = ("exits", "mask", "walk")
+
+    def __init__(self, walk: _LexemeWalk, mask: np.ndarray) -> None:
+        self.walk = walk
+        self.mask = mask
+        self.exits = walk.exits
+
+    def blocks(self, rest: int) -> Found:
+        """The walk's tokens as a block, each then ``rest``."""
+        walk = self.walk
+        return [(walk.tokens, walk.inverse, walk.ends, self.mask, rest, True)]
+
+    def materialized(self, trie: TokenTrie, words: int) -> _LexemeWalk:
+        walk = self.walk
+        tokens = walk.tokens
+        bits = self.mask.view(np.uint32)[tokens >> 5] >> (tokens & 31).astype(np.uint32)
+        held = (bits & 1).astype(np.bool_)
+        ends, inverse = distinct_with_inverse(walk.ends[walk.inverse[held]])
+        return _LexemeWalk(tokens[held], inverse, ends, self.exits)
+
+
+class _CountedSelection:
+    """The tokens of a counted walk within a pair of bounds (``RowWalker._counted_selection``):
+    their ``mask``, the trie nodes where the lexeme may end within the bounds
+    (``exits``), and the codes inside the lexeme they end in: their positions
+    (``inside``) and ``(partial's index, units begun)`` each (``begun``)."""
+
+    __slots__ = ("begun", "exits", "inside", "mask")
+
+    def __init__(
+        self, mask: np.ndarray, exits: np.ndarray, inside: np.ndarray, begun: list[tuple[int, int]]
+    ) -> None:
+        self.mask = mask
+        self.exits = exits
+        self.inside = inside
+        self.begun = begun
+
+
+RootWalk = _LexemeWalk | _CutWalk | _HeldWalk
+"""A lexeme's walk as ``RowWalker._root_walk`` hands it out: whole, cut from another's,
+or read through a mask."""
+
+
 class _FirstBytes:
     """A big root walk of ``lexeme`` kept for walks cut from it (``_by_first_bytes``):
     ``entered``, the state each child of the trie's root is entered in
@@ -215,13 +263,13 @@ class RowWalker:
         self.parts = parts
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
-        self._lexeme_walks: dict[tuple[int, bytes | None], _LexemeWalk | _CutWalk] = {}
+        self._lexeme_walks: dict[tuple[int, bytes | None], RootWalk] = {}
         # plain repetitions' counted walks (None: not countable), for this index
         self._counted_bases: dict[Hashable, CountedWalk | None] = {}
         # lexemes' walks in trie order, that walks within them are cut from
         self._ordered: dict[int, _LexemeWalk] = {}
         # their tokens within bounds, for this index
-        self._counted_selections: dict[Hashable, CountedSelection] = {}
+        self._counted_selections: dict[tuple[Hashable, int, int], _CountedSelection] = {}
         # big root walks that others are cut from by first byte, the latest first
         self._first_bytes: list[_FirstBytes] = []
 
@@ -330,7 +378,7 @@ class RowWalker:
         if walked is None:
             walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
             self._lexeme_walks[lexeme, below] = walked
-        if isinstance(walked, _CutWalk):
+        if isinstance(walked, (_CutWalk, _HeldWalk)):
             found = walked.blocks(rest)
         elif len(walked.tokens):
             found = [
@@ -342,7 +390,7 @@ class RowWalker:
             found.extend(self._below(walked.exits, rest))
         return found
 
-    def _root_walk(self, lexeme: int) -> _LexemeWalk | _CutWalk:
+    def _root_walk(self, lexeme: int) -> RootWalk:
         """A lexeme's walk from the root, from the vocabulary's cache when another index
         walked an equal lexeme (its end states renumbered for this automaton)."""
         parts = self.parts
@@ -532,16 +580,19 @@ class RowWalker:
             walked.tokens, walked.inverse, end_keys, walked.exits, mask, walked.nodes
         )
 
-    def _counted_walk(self, lexeme: int) -> _LexemeWalk | None:
+    def _counted_walk(self, lexeme: int) -> _LexemeWalk | _HeldWalk | None:
         """The walk of a lexeme that repeats a unit a bounded number of times, read off
         the plain repetition's counted walk (``fsm.counted``): a token is kept when the
         units it begins fit the bounds, and leads to the lexeme state of its count.
         None when the lexeme is not such a repetition, or its units cannot be counted.
 
-        Bounds past the longest token's units select what they would at that length,
-        so they are clamped there: the tokens a long string's characters read are
-        selected once per vocabulary (``_counted_selection``), not once per character,
-        and each row only numbers the states its count leads to."""
+        The tokens kept are the counted walk's read through a mask (``_HeldWalk``), and
+        that mask is two of the walk's masks by units (``CountedWalk``) put together:
+        a string of ``maxLength: 60`` is a new lexeme at each character, whose tokens
+        were filtered out of the plain string's tens of thousands one by one. Bounds
+        past the longest token's units select what they would at that length, so they
+        are clamped there. Each row numbers the states its counts lead to, their terms
+        built only for the one a step takes (``counted_states``)."""
         assert self.parts is not None
         counting = self.parts.counting(lexeme)
         if counting is None:
@@ -553,40 +604,37 @@ class RowWalker:
         most = base.most_units
         top = most if hi is None else min(hi, most)
         selected = self._counted_selection(plain, base, min(lo, most + 1), top)
-        ends = _filled(len(selected.codes), self.parts.exit_state)
+        ends = _filled(len(base.code_kinds), DEAD)  # a code not selected is never read
+        ends[base.code_kinds == len(base.partials)] = self.parts.exit_state
         ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
-        return _LexemeWalk(selected.tokens, selected.inverse, ends, selected.exits, selected.mask)
+        walked = _LexemeWalk(base.tokens, base.inverse, ends, selected.exits)
+        held = _HeldWalk(walked, selected.mask)
+        if len(base.tokens) < BIG_BLOCK:  # a row reads a small block whole: copied
+            return held.materialized(self.trie, self.words)
+        return held
 
     def _counted_selection(
         self, plain: Hashable, base: CountedWalk, lo: int, top: int
-    ) -> CountedSelection:
-        """The tokens of ``base`` whose units fit ``lo..top``, kept by the vocabulary."""
-        key = ("counted-selection", plain, lo, top)
+    ) -> _CountedSelection:
+        """The tokens of ``base`` whose units fit ``lo..top``: those ending inside the
+        lexeme with at most ``top`` units begun, those ending it after ``lo..top``."""
+        key = (plain, lo, top)
         known = self._counted_selections.get(key)
-        if known is None and self.shared is not None:
-            cached = self.shared.get(key)
-            known = cached if isinstance(cached, CountedSelection) else None
         if known is not None:
-            self._counted_selections[key] = known
             return known
-        exit_kind, width = len(base.partials), self.trie.max_depth + 1
-        tokens, inverse, codes = counted_tokens(
-            base.tokens, base.kinds, base.counts, exit_kind, width, lo, top
-        )
-        inside = np.flatnonzero(codes < exit_kind * width).astype(np.int32)
-        kinds, counts = np.divmod(codes[inside], width)
+        ending = base.ending_up_to[top]
+        if lo > 0:  # less the ends with fewer than ``lo`` units
+            ending = ending & ~base.ending_up_to[lo - 1]
+        inside = np.flatnonzero(
+            (base.code_units <= top) & (base.code_kinds < len(base.partials))
+        ).astype(np.int32)
         fits = (base.exit_counts >= lo) & (base.exit_counts <= top)
-        selected = CountedSelection(
-            tokens,
-            inverse,
-            codes,
-            inside,
-            [(kind, count + (kind > 0)) for kind, count in zip(kinds.tolist(), counts.tolist())],
+        selected = _CountedSelection(
+            base.inside_up_to[top] | ending,
             base.exits[fits],
-            pack_bitmask(tokens, self.words) if len(tokens) >= BIG_BLOCK else None,
+            inside,
+            list(zip(base.code_kinds[inside].tolist(), base.code_units[inside].tolist())),
         )
-        if self.shared is not None:
-            self.shared.put(key, selected)
         self._counted_selections[key] = selected
         return selected
 
@@ -601,32 +649,54 @@ class RowWalker:
         walked = known if isinstance(known, CountedWalk) else None
         units = None if walked is not None else self.parts.unit_automaton(plain)
         if units is not None:
-            table, partials = units
-            width = self.trie.max_depth + 1
-            counting, row_of = counting_table(table, len(partials), self.trie.max_depth)
-            trie = self.trie
-            tokens, ends, exits, exit_states = walk_trie(
-                counting,
-                row_of,
-                ROOT,
-                np.zeros(1, np.int32),
-                trie.labels,
-                trie.depths,
-                trie.ends,
-                trie.token_starts,
-                trie.token_ids,
-                NO_STOPS,
-                trie.max_depth,
-            )
-            kinds, counts = ends // width, ends % width
-            begun = counts + ((kinds > 0) & (kinds < len(partials)))
-            exit_counts = exit_states % width
-            most = max(int(begun.max(initial=0)), int(exit_counts.max(initial=0)))
-            walked = CountedWalk(tokens, kinds, counts, exits, exit_counts, partials, most)
+            walked = self._counted_of(*units)
             if self.shared is not None:
                 self.shared.put(key, walked)
         self._counted_bases[key] = walked
         return walked
+
+    def _counted_of(self, table: np.ndarray, partials: tuple[Hashable, ...]) -> CountedWalk:
+        """The counted walk over the unit automaton ``table`` (``fsm.counted``): one
+        kernel walk of its product with a count, each token's end coded
+        ``kind * width + count`` (every end of the lexeme alike), and the masks by
+        units that selections are made of."""
+        trie, exit_kind = self.trie, len(partials)
+        width = trie.max_depth + 1
+        counting, row_of = counting_table(table, exit_kind, trie.max_depth)
+        tokens, ends, exits, exit_states = walk_trie(
+            counting,
+            row_of,
+            ROOT,
+            np.zeros(1, np.int32),
+            trie.labels,
+            trie.depths,
+            trie.ends,
+            trie.token_starts,
+            trie.token_ids,
+            NO_STOPS,
+            trie.max_depth,
+        )
+        kinds, counts = ends // width, ends % width
+        ending = kinds == exit_kind
+        begun = counts + ((kinds > 0) & ~ending)  # a partial unit is begun
+        exit_counts = exit_states % width
+        most = max(int(begun.max(initial=0)), int(exit_counts.max(initial=0)))
+        codes, inverse = distinct_with_inverse(np.where(ending, exit_kind * width, ends))
+        code_kinds, code_counts = np.divmod(codes, width)
+        code_units = code_counts + ((code_kinds > 0) & (code_kinds < exit_kind))
+        none = np.int32(-1)
+        return CountedWalk(
+            tokens,
+            inverse,
+            code_kinds.astype(np.int32),
+            code_units.astype(np.int32),
+            masks_up_to(tokens, np.where(ending, none, begun).astype(np.int32), most, self.words),
+            masks_up_to(tokens, np.where(ending, counts, none).astype(np.int32), most, self.words),
+            exits,
+            exit_counts,
+            partials,
+            most,
+        )
 
     def _finite_walk(
         self, lexeme: int, strings: list[bytes], starts: np.ndarray = ROOT
@@ -753,7 +823,11 @@ class RowWalker:
         if known is not None:
             return known
         found = self._root_walk(lexeme)
-        walked = found.materialized(self.trie, self.words) if isinstance(found, _CutWalk) else found
+        walked = (
+            found.materialized(self.trie, self.words)
+            if isinstance(found, (_CutWalk, _HeldWalk))
+            else found
+        )
         if walked.nodes is None:
             walked = _in_node_order(walked, self.trie, self.words)
             assert self.parts is not None

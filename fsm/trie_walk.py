@@ -870,56 +870,28 @@ def follow_paths_py(labels, ends, starts, data):
     return paths
 
 
-@njit((READS_INT32, READS_INT32, READS_INT32, INT, INT, INT, INT), cache=True, nogil=True)
-def counted_tokens(tokens, kinds, counts, exit_kind, width, lo, hi):
-    """The tokens of a counted walk (``fsm.counted``) whose units fit ``lo..hi``: a
-    token in a partial unit (``0 < kind < exit_kind``) begins one more than it
-    completed, and one that ends the lexeme needs at least ``lo``. Each kept token's
-    end is coded ``kind * width + count`` (the exit's as ``exit_kind * width``) and
-    numbered in order of first appearance.
-
-    Returns ``(kept tokens, inverse into the codes, the codes)``."""
-    number = np.full((exit_kind + 1) * width, -1, np.int32)
-    kept = np.empty(tokens.shape[0], np.int32)
-    inverse = np.empty(tokens.shape[0], np.int32)
-    codes = np.empty(number.shape[0], np.int32)
-    found = 0
-    distinct = 0
+@njit((READS_INT32, READS_INT32, INT, INT), cache=True, nogil=True)
+def masks_up_to(tokens, levels, top, words):
+    """int32[top + 1, words]: row ``l`` packs the tokens whose level is at most ``l``
+    (a token of a negative level, or above ``top``, in none). A bounded string's
+    tokens within its bounds are a row of these (units begun as the level), or two
+    rows told apart: the selection of each count is a few word operations, not a pass
+    over its tens of thousands of tokens (``fsm.row_walk``)."""
+    out = np.zeros((top + 1, words), np.uint32)
     for i in range(tokens.shape[0]):
-        kind = kinds[i]
-        count = counts[i]
-        if kind == exit_kind:
-            if count < lo or count > hi:
-                continue
-            code = exit_kind * width
-        else:
-            if count + (kind > 0) > hi:
-                continue
-            code = kind * width + count
-        if number[code] < 0:
-            number[code] = distinct
-            codes[distinct] = code
-            distinct += 1
-        kept[found] = tokens[i]
-        inverse[found] = number[code]
-        found += 1
-    return kept[:found], inverse[:found], codes[:distinct]
+        level = levels[i]
+        if 0 <= level <= top:
+            token = tokens[i]
+            out[level, token >> 5] |= np.uint32(1) << np.uint32(token & 31)
+    for level in range(1, top + 1):
+        out[level] |= out[level - 1]
+    return out.view(np.int32)
 
 
-def counted_tokens_py(tokens, kinds, counts, exit_kind, width, lo, hi):
-    """Plain-Python twin of ``counted_tokens``."""
-    kept: list[int] = []
-    inverse: list[int] = []
-    codes: list[int] = []
-    for token, kind, count in zip(tokens.tolist(), kinds.tolist(), counts.tolist()):
-        begun = count + (0 < kind < exit_kind)
-        if kind == exit_kind and not lo <= count <= hi:
-            continue
-        if kind != exit_kind and begun > hi:
-            continue
-        code = exit_kind * width if kind == exit_kind else kind * width + count
-        if code not in codes:
-            codes.append(code)
-        kept.append(token)
-        inverse.append(codes.index(code))
-    return tuple(np.asarray(values, np.int32) for values in (kept, inverse, codes))
+def masks_up_to_py(tokens, levels, top, words):
+    """Plain-Python twin of ``masks_up_to``."""
+    rows = []
+    for level in range(top + 1):
+        upto = [t for t, at in zip(tokens.tolist(), levels.tolist()) if 0 <= at <= level]
+        rows.append(pack_bitmask_py(np.asarray(upto, np.int32), words))
+    return np.stack(rows) if rows else np.zeros((0, words), np.int32)

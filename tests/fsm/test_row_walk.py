@@ -39,6 +39,7 @@ from fsm.row_walk import (
     RowWalker,
     _CutWalk,
     _distinct_states,
+    _HeldWalk,
     _LexemeWalk,
     distinct_with_inverse,
 )
@@ -1024,7 +1025,7 @@ def test_counted_strings_walk_as_the_kernel_does(smol_vocab, lo, extra, read):
     if automaton.counting(state) is not None and (lo, hi) != (0, None):
         assert counted is not None
     if counted is not None:
-        assert walk_differences(counted, walker._lexeme_walk(ROOT, state), automaton) == []
+        assert_counted_walk_is_the_kernel_s(walker, automaton, state, counted)
 
 
 @pytest.mark.parametrize(
@@ -1041,7 +1042,24 @@ def test_bounds_past_the_longest_token_walk_as_the_kernel_does(smol_vocab, lo, h
         state = automaton.step(state, ord("a"))
     counted = walker._counted_walk(state)
     assert counted is not None
-    assert walk_differences(counted, walker._lexeme_walk(ROOT, state), automaton) == []
+    assert_counted_walk_is_the_kernel_s(walker, automaton, state, counted)
+
+
+def assert_counted_walk_is_the_kernel_s(walker: RowWalker, automaton, state, counted) -> None:
+    """A counted walk reads what the kernel's walk of ``state`` reads: through its mask,
+    as a row's block does (each token looked up in trie order, as ``TokenRow`` does),
+    and materialized."""
+    kernel = walker._lexeme_walk(ROOT, state)
+    if isinstance(counted, _HeldWalk):
+        base = counted.walk
+        nodes = walker.trie.token_nodes[base.tokens]
+        assert (np.diff(nodes) > 0).all()  # trie order: a row's lookups search it
+        kept = np.isin(base.tokens, mask_tokens(counted.mask))
+        through = _LexemeWalk(base.tokens[kept], base.inverse[kept], base.ends, counted.exits)
+        assert walk_differences(through, kernel, automaton) == []
+        counted = counted.materialized(walker.trie, walker.words)
+    assert len(set(counted.tokens.tolist())) == len(counted.tokens)
+    assert walk_differences(counted, kernel, automaton) == []
 
 
 def test_the_characters_of_a_long_bounded_string_share_one_selection(smol_vocab):
@@ -1055,10 +1073,12 @@ def test_the_characters_of_a_long_bounded_string_share_one_selection(smol_vocab)
     for byte in b"abcdefgh":
         state = automaton.step(state, byte)
         walks.append(walker._counted_walk(state))
-    assert len({id(walk.tokens) for walk in walks}) == 1
-    assert len(shared) == 2  # the plain string's counted walk, and one selection of it
-    first, last = (automaton.term(int(walk.ends[0])) for walk in (walks[0], walks[-1]))
-    assert first != last  # the ends are each count's own
+    assert all(isinstance(walk, _HeldWalk) for walk in walks)
+    assert len({id(walk.mask) for walk in walks}) == 1  # one selection
+    assert len({id(walk.walk.tokens) for walk in walks}) == 1  # of one counted walk
+    assert len(shared) == 1  # the plain string's counted walk
+    inside = [int(walk.walk.ends[walk.walk.inverse[0]]) for walk in walks]
+    assert len({automaton.term(end) for end in inside}) == len(walks)  # each count's own
 
 
 def _refuse(keyword: str, detail: str) -> None:

@@ -25,8 +25,6 @@ from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     ABSENT,
     SCAN_CHUNK,
-    counted_tokens,
-    counted_tokens_py,
     cut_mask,
     cut_mask_py,
     cut_walk,
@@ -39,6 +37,8 @@ from fsm.trie_walk import (
     in_trie_order_py,
     literal_tokens,
     literal_tokens_py,
+    masks_up_to,
+    masks_up_to_py,
     pack_bitmask,
     pack_bitmask_py,
     pack_onto,
@@ -908,19 +908,21 @@ def test_build_all_reports_progress_up_to_every_row(automaton, vocab):
 
 @settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_counted_tokens_matches_twin(data):
-    """Filtering a counted walk's tokens by bounds, against its twin."""
-    exit_kind, width = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 8))
-    size = data.draw(st.integers(0, 200))
-    tokens = np.arange(size, dtype=np.int32)
-    kinds = np.asarray(
-        data.draw(st.lists(st.integers(0, exit_kind), min_size=size, max_size=size)), np.int32
+def test_masks_up_to_pack_the_tokens_of_each_level_and_below(data):
+    """Cumulative masks by level, against the twin and against the tokens themselves:
+    row ``l`` holds exactly the tokens of levels ``0..l``."""
+    vocab_size = data.draw(st.integers(1, 300))
+    words = (vocab_size + 31) // 32
+    tokens = np.asarray(
+        data.draw(st.lists(st.integers(0, vocab_size - 1), unique=True, max_size=80)), np.int32
     )
-    counts = np.asarray(
-        data.draw(st.lists(st.integers(0, width - 1), min_size=size, max_size=size)), np.int32
+    levels = np.asarray(
+        data.draw(st.lists(st.integers(-1, 9), min_size=len(tokens), max_size=len(tokens))),
+        np.int32,
     )
-    lo = data.draw(st.integers(0, width))
-    hi = data.draw(st.integers(lo, width + 1))
-    args = (tokens, kinds, counts, exit_kind, width, lo, hi)
-    for fast, slow in zip(counted_tokens(*args), counted_tokens_py(*args), strict=True):
-        np.testing.assert_array_equal(fast, slow)
+    top = data.draw(st.integers(0, 8))
+    fast = masks_up_to(tokens, levels, top, words)
+    np.testing.assert_array_equal(fast, masks_up_to_py(tokens, levels, top, words))
+    for level in range(top + 1):
+        held = set(np.flatnonzero(np.unpackbits(fast[level].view(np.uint8), bitorder="little")))
+        assert held == {t for t, at in zip(tokens.tolist(), levels.tolist()) if 0 <= at <= level}
