@@ -60,6 +60,7 @@ class DerivativeAutomaton:
         self._liveness_budget = liveness_budget
         self._initial = self._intern(term)
         self._splits: dict[int, tuple[int, int] | None] = {}
+        self._steps: dict[tuple[int, int], int] = {}  # ``step``'s, by state and byte
         self._split_memo = SplitMemo()
         self._joins: dict[tuple[int, int], int] = {}
         self._branches: dict[int, tuple[int, ...] | None] = {}
@@ -140,13 +141,22 @@ class DerivativeAutomaton:
         return finite_strings(term, limit) if isinstance(term, Lexeme) else None
 
     def step(self, state: int, byte: int) -> int:
-        """One derivative, numbered when live."""
+        """One derivative, numbered when live; memoised: the walks down an object's
+        key names (``fsm.row_walk``, "any other key") step from the states the walk
+        before them numbered, by the same bytes (the key left after ``"dep`` steps on
+        from where the walk of every key stepped past ``dep``)."""
+        move = state, byte
+        known = self._steps.get(move)
+        if known is not None:
+            return known
         term = self._term(state)
         target = derivative(term, byte)
         leading, rest = self._handed_down(term)
         if leading is not None and representatives(term)[byte] == leading:
             self._known_live(target, rest)
-        return self._intern(target) if self.is_live(target) else DEAD
+        stepped = self._intern(target) if self.is_live(target) else DEAD
+        self._steps[move] = stepped
+        return stepped
 
     def after(self, lexeme_state: int, text: bytes, read: int) -> int:
         """The state of a lexeme whose one string is ``text`` after ``text[:read]``.

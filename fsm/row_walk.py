@@ -793,18 +793,13 @@ class RowWalker:
         parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
         found = _NodeTokens(trie)
         state_at: dict[int, int] = {}
-        stepped: dict[tuple[int, int], int] = {}  # (state, byte) -> state
         for text in strings:
             for path in _paths(trie, starts, text):
                 state = lexeme
                 for depth, node in enumerate(path):
                     known = state_at.get(node)
                     if known is None:
-                        move = (state, text[depth])
-                        known = stepped.get(move)
-                        if known is None:
-                            known = stepped[move] = parts.step(state, text[depth])
-                        state_at[node] = known
+                        known = state_at[node] = parts.step(state, text[depth])
                         if known != DEAD:
                             found.add(node, known)
                         if known == exit_state:
