@@ -11,13 +11,19 @@ a fixed random sample (seed 0) of MaskBench-dev schemas, every valid instance wa
 its own fresh compile.
 
 Each engine runs in its own worker process (the adapters and workers of
-``benchmarks/fsm_compile.py``), warmed up on an unrelated regex and schema, and the main
-process hands out one case at a time to each engine in turn, so the engines interleave on
-the shared machine and a runaway compile is killed at ``--timeout``.
+``benchmarks/fsm_compile.py``), warmed up on an unrelated regex and schema. The main
+process hands out the work in blocks, each engine in turn (the first engine changes from
+block to block): a fixed case's ``--reps`` compiles, or ``--block`` sample schemas, back
+to back after an untimed walk of the warm-up schema. The engines share the machine's
+drift block by block, and no timed request follows an idle wait: on the shared machines
+memory left untouched for 0.1 s is several times slower to touch again
+(``benchmarks/idle_gap.py``), which interleaving request by request (``--interleave``)
+put on every request, most on the engine with the most memory to touch. A runaway compile
+is killed at ``--timeout``.
 
     .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--keyword K] [--reps 3] [--timeout 30]
         [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
-        [--isolated] [--no-gc] [--frozen]
+        [--isolated] [--no-gc] [--frozen] [--block 10] [--interleave]
         [--json out.json] [--write]
 
 ``--keyword K`` draws the sample among the schemas that use the keyword ``K`` (e.g.
@@ -310,21 +316,40 @@ def _add(record: dict, answer: dict) -> None:
         record["rejected"] += not walk["accepted"]
 
 
-def run_cases(workers: dict[str, Worker], tokenizer: Any, reps: int) -> dict[str, dict]:
-    """Each fixed case ``reps`` times per engine, engines interleaved."""
+def run_cases(
+    workers: dict[str, Worker], tokenizer: Any, reps: int, interleave: bool
+) -> dict[str, dict]:
+    """Each fixed case ``reps`` times per engine: by default the ``reps`` back to back
+    after a warm-up (``_rewarm``), engines in turn per case; with ``interleave``, one
+    request at a time, engines in turn."""
     results = {case: {name: _record() for name in workers} for case in CASES}
+    requests = {
+        case: {"kind": kind, "source": source, "instances": [_encode(tokenizer, value, kind)]}
+        for case, (kind, source, value) in CASES.items()
+    }
+    if not interleave:
+        for turn, (case, request) in enumerate(requests.items()):
+            for name, worker in _rotated(workers, turn):
+                _rewarm(worker, tokenizer)
+                for _ in range(reps):
+                    _add(results[case][name], worker.ask(request))
+        return results
     asked = 0
     for _ in range(reps):
-        for case, (kind, source, value) in CASES.items():
-            request = {
-                "kind": kind,
-                "source": source,
-                "instances": [_encode(tokenizer, value, kind)],
-            }
+        for case, request in requests.items():
             for name, worker in _rotated(workers, asked):
                 _add(results[case][name], worker.ask(request))
             asked += 1
     return results
+
+
+def _rewarm(worker: Worker, tokenizer: Any) -> None:
+    """An untimed walk of the warm-up schema, so that the timed requests after it find
+    the engine's memory in use. On the shared machines, memory a process has not
+    touched for a while is several times slower to touch again (``benchmarks/idle_gap.py``),
+    and interleaved engines each wait for the others' requests."""
+    source, value = WARMUP_SCHEMA
+    worker.ask({"kind": "json", "source": source, "instances": [_encode(tokenizer, value, "json")]})
 
 
 def _rotated(workers: dict[str, Worker], turn: int) -> list[tuple[str, Worker]]:
@@ -336,18 +361,36 @@ def _rotated(workers: dict[str, Worker], turn: int) -> list[tuple[str, Worker]]:
     return order[shift:] + order[:shift]
 
 
-def run_sample(workers: dict[str, Worker], tokenizer: Any, entries: list[dict]) -> dict[str, dict]:
-    """Every valid instance of the sampled MaskBench-dev ``entries``, fresh compile each."""
+def run_sample(
+    workers: dict[str, Worker], tokenizer: Any, entries: list[dict], block: int
+) -> dict[str, dict]:
+    """Every valid instance of the sampled MaskBench-dev ``entries``, fresh compile each:
+    ``block`` schemas back to back per engine after a warm-up (``_rewarm``), engines in
+    turn per block; ``block`` 1: one schema at a time, engines in turn, no warm-up."""
     results = {name: _record() for name in workers}
+    requests = [
+        {
+            "kind": "json",
+            "source": entry["schema"],
+            "instances": [
+                _encode(tokenizer, test["data"], "json") for test in entry["tests"] if test["valid"]
+            ],
+        }
+        for entry in entries
+    ]
     started = time.perf_counter()
-    n = len(entries)
-    for i, entry in enumerate(entries):
-        instances = [_encode(tokenizer, t["data"], "json") for t in entry["tests"] if t["valid"]]
-        request = {"kind": "json", "source": entry["schema"], "instances": instances}
-        for name, worker in _rotated(workers, i):
-            _add(results[name], worker.ask(request))
-        if (i + 1) % 25 == 0:
-            print(f"  sample {i + 1}/{n} ({time.perf_counter() - started:.0f} s)", flush=True)
+    for turn, first in enumerate(range(0, len(requests), block)):
+        for name, worker in _rotated(workers, turn):
+            if block > 1:
+                _rewarm(worker, tokenizer)
+            for request in requests[first : first + block]:
+                _add(results[name], worker.ask(request))
+        done = min(first + block, len(requests))
+        if done // 25 > first // 25:
+            print(
+                f"  sample {done}/{len(requests)} ({time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
     return results
 
 
@@ -452,7 +495,13 @@ def report(
         f"Engines: {versions}. Compile = spec to the first mask in hand; cold walk = at each "
         "token of a valid instance build the mask (ours: `fill_bitmask` into a buffer, as the peers "
         "write theirs) and advance, timed per step; warm = the same walk again. Median of "
-        f"{args.reps} fresh compiles per case, engines interleaved.",
+        f"{args.reps} fresh compiles per case; "
+        + (
+            "engines interleaved request by request."
+            if args.interleave
+            else f"engines in turn by blocks (a case's compiles, {args.block} sample schemas), "
+            "each block after an untimed warm-up walk."
+        ),
         cases_table(cases),
     ]
     if sample:
@@ -488,24 +537,39 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--frozen", action="store_true", help="also run ours with gc.freeze() after warm-up"
     )
+    parser.add_argument(
+        "--block", type=int, default=10, help="sample schemas back to back per engine"
+    )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="one request at a time, engines in turn (idle gaps between an engine's requests)",
+    )
     parser.add_argument("--json", help="also dump the raw results to this file")
     parser.add_argument("--write", action="store_true", help="write to docs/benchmarks.md")
     return parser.parse_args()
 
 
+def started_in_order(args: argparse.Namespace) -> list[str]:
+    """The workers to start, ours first: in A/A runs (one tree as two engines) the worker
+    started first ran 5-10% slower (paired median 0.89-0.93 against the other, 1.02-1.04
+    with the two swapped), so ours takes that place, against itself and the peers alike."""
+    names = [n.strip() for n in args.engines.split(",") if n.strip()]
+    variants = [
+        f"seqstate{FROZEN}" if args.frozen else "",
+        f"seqstate{NO_GC}" if args.no_gc else "",
+        f"seqstate{ISOLATED}" if args.isolated else "",
+        f"seqstate@{args.before}" if args.before else "",
+    ]
+    ours = [name for name in names if name == "seqstate"]
+    peers = [name for name in names if name != "seqstate"]
+    return ours + [name for name in variants if name] + peers
+
+
 def main() -> None:
     args = parse_args()
     workers: dict[str, Worker] = {}
-    names = [n.strip() for n in args.engines.split(",") if n.strip()]
-    if args.before:
-        names.insert(0, f"seqstate@{args.before}")
-    if args.isolated:
-        names.insert(0, f"seqstate{ISOLATED}")
-    if args.no_gc:
-        names.insert(0, f"seqstate{NO_GC}")
-    if args.frozen:
-        names.insert(0, f"seqstate{FROZEN}")
-    for name in names:
+    for name in started_in_order(args):
         if name in MODULES and not have(MODULES[name]):
             print(f"note: {name} is not installed (pip install -e '.[peers]'); skipped")
             continue
@@ -514,9 +578,10 @@ def main() -> None:
         print(f"{name}: ready ({workers[name].info['version']})", flush=True)
     tokenizer = _tokenizer()
     try:
-        cases = run_cases(workers, tokenizer, args.reps)
+        cases = run_cases(workers, tokenizer, args.reps, args.interleave)
         entries = maskbench_sample(args.sample, args.keyword) if args.sample else []
-        sample = run_sample(workers, tokenizer, entries) if entries else None
+        block = 1 if args.interleave else args.block
+        sample = run_sample(workers, tokenizer, entries, block) if entries else None
     finally:
         for worker in workers.values():
             worker.stop()

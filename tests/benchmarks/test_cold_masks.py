@@ -36,3 +36,56 @@ def test_each_engine_is_asked_first_in_turn(cold_masks, engines):
         assert order == names[start:] + names[:start]
         firsts.append(order[0])
     assert firsts[:engines] == names and firsts[engines:] == names
+
+
+class _RecordingWorker:
+    """Stands for an engine's worker: logs each request it is asked, answers no walks."""
+
+    def __init__(self, name: str, log: list[tuple[str, object]]) -> None:
+        self.name, self.log = name, log
+
+    def ask(self, request: dict) -> dict:
+        self.log.append((self.name, request["source"]))
+        return {"walks": []}
+
+
+@pytest.mark.parametrize(("schemas", "block"), [(7, 3), (6, 3), (5, 1)])
+def test_sample_blocks_run_back_to_back_after_a_warm_up(cold_masks, monkeypatch, schemas, block):
+    """Each engine walks every schema once, ``block`` at a time back to back after one
+    untimed warm-up request, engines in turn with the first one rotating per block;
+    ``block`` 1 asks one schema at a time with no warm-up (the interleaved mode)."""
+    monkeypatch.setattr(cold_masks, "_encode", lambda tokenizer, data, kind: [0])
+    log: list[tuple[str, object]] = []
+    workers = {name: _RecordingWorker(name, log) for name in ("a", "b")}
+    entries = [{"schema": k, "tests": [{"valid": True, "data": k}]} for k in range(schemas)]
+    cold_masks.run_sample(workers, None, entries, block)
+    warm_up = cold_masks.WARMUP_SCHEMA[0]
+    expected = []
+    for turn, first in enumerate(range(0, schemas, block)):
+        for name, _ in cold_masks._rotated(workers, turn):
+            expected += [(name, warm_up)] if block > 1 else []
+            expected += [(name, k) for k in range(first, min(first + block, schemas))]
+    assert log == expected
+
+
+def test_ours_is_started_first(cold_masks):
+    """Ours takes the first start (the slower place in A/A runs), then its variants and
+    the older tree, then the peers in the order given."""
+    namespace = type(
+        "Args",
+        (),
+        {
+            "engines": "llguidance, seqstate,xgrammar",
+            "frozen": False,
+            "no_gc": True,
+            "isolated": False,
+            "before": "/tmp/old",
+        },
+    )()
+    assert cold_masks.started_in_order(namespace) == [
+        "seqstate",
+        f"seqstate{cold_masks.NO_GC}",
+        "seqstate@/tmp/old",
+        "llguidance",
+        "xgrammar",
+    ]
