@@ -320,7 +320,7 @@ def run_cases(
     workers: dict[str, Worker], tokenizer: Any, reps: int, interleave: bool
 ) -> dict[str, dict]:
     """Each fixed case ``reps`` times per engine: by default the ``reps`` back to back
-    after a warm-up (``_rewarm``), engines in turn per case; with ``interleave``, one
+    after a warm-up (``_warm_up_request``), engines in turn per case; with ``interleave``, one
     request at a time, engines in turn."""
     results = {case: {name: _record() for name in workers} for case in CASES}
     requests = {
@@ -328,9 +328,10 @@ def run_cases(
         for case, (kind, source, value) in CASES.items()
     }
     if not interleave:
+        warm_up = _warm_up_request(tokenizer)
         for turn, (case, request) in enumerate(requests.items()):
             for name, worker in _rotated(workers, turn):
-                _rewarm(worker, tokenizer)
+                worker.ask(warm_up)
                 for _ in range(reps):
                     _add(results[case][name], worker.ask(request))
         return results
@@ -343,19 +344,20 @@ def run_cases(
     return results
 
 
-def _rewarm(worker: Worker, tokenizer: Any) -> None:
-    """An untimed walk of the warm-up schema, so that the timed requests after it find
-    the engine's memory in use. On the shared machines, memory a process has not
-    touched for a while is several times slower to touch again (``benchmarks/idle_gap.py``),
-    and interleaved engines each wait for the others' requests."""
+def _warm_up_request(tokenizer: Any) -> dict:
+    """An untimed walk of the warm-up schema, asked before each block so that its timed
+    requests find the engine's memory in use. On the shared machines, memory a process
+    has not touched for a while is several times slower to touch again
+    (``benchmarks/idle_gap.py``), and interleaved engines each wait for the others'
+    requests."""
     source, value = WARMUP_SCHEMA
-    worker.ask({"kind": "json", "source": source, "instances": [_encode(tokenizer, value, "json")]})
+    return {"kind": "json", "source": source, "instances": [_encode(tokenizer, value, "json")]}
 
 
 def _rotated(workers: dict[str, Worker], turn: int) -> list[tuple[str, Worker]]:
-    """The workers, each first in turn: the engine asked first ran slower, by 10-15%
-    in an A/A run of one tree against itself (the sample's paired median 0.86), so a
-    fixed order favoured whoever came later."""
+    """The workers, each first in turn, so that no engine is always asked first (the
+    bias an A/A run once showed in a fixed order was likelier the start order's:
+    ``started_in_order``)."""
     order = list(workers.items())
     shift = turn % len(order)
     return order[shift:] + order[:shift]
@@ -365,8 +367,9 @@ def run_sample(
     workers: dict[str, Worker], tokenizer: Any, entries: list[dict], block: int
 ) -> dict[str, dict]:
     """Every valid instance of the sampled MaskBench-dev ``entries``, fresh compile each:
-    ``block`` schemas back to back per engine after a warm-up (``_rewarm``), engines in
-    turn per block; ``block`` 1: one schema at a time, engines in turn, no warm-up."""
+    ``block`` schemas back to back per engine after a warm-up (``_warm_up_request``),
+    engines in turn per block; ``block`` 1: one schema at a time, engines in turn, no
+    warm-up."""
     results = {name: _record() for name in workers}
     requests = [
         {
@@ -378,11 +381,12 @@ def run_sample(
         }
         for entry in entries
     ]
+    warm_up = _warm_up_request(tokenizer) if block > 1 else None
     started = time.perf_counter()
     for turn, first in enumerate(range(0, len(requests), block)):
         for name, worker in _rotated(workers, turn):
-            if block > 1:
-                _rewarm(worker, tokenizer)
+            if warm_up is not None:
+                worker.ask(warm_up)
             for request in requests[first : first + block]:
                 _add(results[name], worker.ask(request))
         done = min(first + block, len(requests))

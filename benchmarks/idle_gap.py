@@ -30,7 +30,6 @@ from _common import write_section as _write_section
 
 SECTION = "Idle waits: what the next piece of work pays"
 WAITS = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3)
-MONEY = r"\$(0|[1-9][0-9]{0,2}(,[0-9]{3})*)\.[0-9]{2}"
 
 
 def memory_workload() -> Callable[[], object]:
@@ -48,23 +47,18 @@ def memory_workload() -> Callable[[], object]:
 
 
 def walk_workload() -> Callable[[], object]:
-    """Ours: compile the money regex afresh and walk a valid text, mask at each token."""
-    from fsm_compile import _encode, _tokenizer
+    """Ours: the cold-mask benchmark's money regex, compiled afresh and walked with a
+    mask at each token (``cold_masks._steps``)."""
+    from cold_masks import CASES, _steps
+    from fsm_compile import ADAPTERS, _encode, _tokenizer
 
-    import fsm
-
+    kind, source, text = CASES["money regex"]
     tokenizer = _tokenizer()
-    vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
-    tokens = _encode(tokenizer, "$1,234,567.89", "regex")
-    buffer = np.zeros((vocabulary.size + 31) // 32, np.int32)
+    engine = ADAPTERS["seqstate"](tokenizer)
+    tokens = _encode(tokenizer, text, kind)
 
     def run() -> object:
-        index = fsm.compile_index(fsm.Regex(MONEY), vocabulary)
-        state = index.initial_state
-        for token in tokens:
-            index.fill_bitmask(state, buffer)
-            state = index.next_state(state, token)
-        return state
+        return _steps("seqstate", engine, engine.compile(kind, source, "lazy"), tokens)
 
     run()
     return run

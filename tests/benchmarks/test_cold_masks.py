@@ -24,8 +24,7 @@ def cold_masks(monkeypatch):
 @pytest.mark.parametrize("engines", [1, 2, 5])
 def test_each_engine_is_asked_first_in_turn(cold_masks, engines):
     """Each turn asks every engine once, in the same cyclic order, and over as many
-    turns as there are engines each is asked first once: no engine is always first
-    (the engine asked first ran 10-15% slower in an A/A run)."""
+    turns as there are engines each is asked first once: no engine is always first."""
     workers = {f"engine{k}": object() for k in range(engines)}
     names = list(workers)
     firsts = []
