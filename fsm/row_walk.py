@@ -678,12 +678,12 @@ class RowWalker:
         )
         kinds, counts = ends // width, ends % width
         ending = kinds == exit_kind
-        begun = counts + ((kinds > 0) & ~ending)  # a partial unit is begun
+        begun = _units_begun(kinds, counts, exit_kind)
         exit_counts = exit_states % width
         most = max(int(begun.max(initial=0)), int(exit_counts.max(initial=0)))
         codes, inverse = distinct_with_inverse(np.where(ending, exit_kind * width, ends))
         code_kinds, code_counts = np.divmod(codes, width)
-        code_units = code_counts + ((code_kinds > 0) & (code_kinds < exit_kind))
+        code_units = _units_begun(code_kinds, code_counts, exit_kind)
         none = np.int32(-1)
         return CountedWalk(
             tokens,
@@ -1013,6 +1013,12 @@ def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> list[list[int]]:
     paths = follow_paths(trie.labels, trie.ends, starts, np.frombuffer(text, np.uint8))
     held = range(1) if len(starts) == 1 else np.flatnonzero(paths[:, 0] >= 0).tolist()
     return [[node for node in paths[r].tolist() if node >= 0] for r in held]
+
+
+def _units_begun(kinds: np.ndarray, counts: np.ndarray, exit_kind: int) -> np.ndarray:
+    """Units begun by ends in a counted walk (``fsm.counted``): the units completed, one
+    more inside a partial unit (a kind between the unit's start, 0, and the exit)."""
+    return counts + ((kinds > 0) & (kinds < exit_kind))
 
 
 def _filled(count: int, value: int) -> np.ndarray:
