@@ -298,12 +298,14 @@ class SchemaCompiler:
                 alt(intersect(condition, then), intersect(otherwise, complement(condition)))
             )
         for name, dependent in self._dependent_schemas(node, pointer):
-            has = self._node_term({"required": [name]}, f"{dependent}/@has")
+            has = self._node_term(_holding(name), f"{dependent}/@has")
             then = self.term_at(dependent, closed)
             parts.append(alt(intersect(has, then), intersect(self.any, complement(has))))
         return parts
 
     def _dependent_schemas(self, node: dict, pointer: str) -> list[tuple[str, str]]:
+        """(key, pointer of its schema) per dependent schema of ``node``: the schema
+        applies to an object holding the key, and to no other value."""
         found = []
         for keyword in ("dependentSchemas", "dependencies"):
             for name, value in (node.get(keyword) or {}).items():
@@ -703,6 +705,7 @@ class SchemaCompiler:
             isinstance(node.get("allOf"), list)
             or "not" in node
             or ("if" in node and ("then" in node or "else" in node))
+            or bool(self._dependent_schemas(node, pointer))
             or (
                 any(isinstance(node.get(k), list) for k in ("anyOf", "oneOf"))
                 and bool(asserting(node) - {"anyOf", "oneOf"})
@@ -856,7 +859,13 @@ class SchemaCompiler:
                 condition_alternatives(node["not"], f"{pointer}/not", self._plain_ref, False)
             )
         if "if" in node and ("then" in node or "else" in node):
-            unions.append(self._conditional_alternatives(node, pointer, on_objects, inside))
+            condition = (node["if"], f"{pointer}/if")
+            then = f"{pointer}/then" if "then" in node else None
+            otherwise = f"{pointer}/else" if "else" in node else None
+            unions.append(self._either(condition, then, otherwise, on_objects, inside))
+        for name, dependent in self._dependent_schemas(node, pointer):
+            condition = (_holding(name), f"#holding/{escape_token(name)}")
+            unions.append(self._either(condition, dependent, None, on_objects, inside))
         plain = [union for union in unions if union is not None]
         return plain if len(plain) == len(unions) else None
 
@@ -901,22 +910,28 @@ class SchemaCompiler:
     ) -> Alternatives | None:
         return self._object_alternatives(*self.resolved(pointer, exact=True), on_objects, within)
 
-    def _conditional_alternatives(
-        self, node: dict, pointer: str, on_objects: bool, within: frozenset[str]
+    def _either(
+        self,
+        condition: tuple[object, str],
+        then: str | None,
+        otherwise: str | None,
+        on_objects: bool,
+        within: frozenset[str],
     ) -> Alternatives | None:
-        """``if`` and ``then``, or the values failing ``if`` and ``else``."""
-        meets = condition_alternatives(node["if"], f"{pointer}/if", self._plain_ref, True)
-        fails = condition_alternatives(node["if"], f"{pointer}/if", self._plain_ref, False)
+        """The values meeting ``condition`` (a schema and its pointer) and the schema at
+        ``then``, or failing it and meeting the schema at ``otherwise`` (``None``: any
+        value): ``if``/``then``/``else``, and a dependent schema (its condition an
+        object holding its key, ``otherwise`` absent)."""
+        meets = condition_alternatives(*condition, self._plain_ref, True)
+        fails = condition_alternatives(*condition, self._plain_ref, False)
         found: Alternatives = []
-        for keyword, condition in (("then", meets), ("else", fails)):
+        for outcome, pointer in ((meets, then), (fails, otherwise)):
             branch = (
-                self._branch_alternatives(f"{pointer}/{keyword}", on_objects, within)
-                if keyword in node
-                else [[]]
+                [[]] if pointer is None else self._branch_alternatives(pointer, on_objects, within)
             )
-            if condition is None or branch is None:
+            if outcome is None or branch is None:
                 return None
-            found.extend([*a, *b] for a in condition for b in branch)
+            found.extend([*a, *b] for a in outcome for b in branch)
         return found
 
     def _plain_ref(self, pointer: str) -> tuple[object, str]:
@@ -1174,6 +1189,12 @@ def _unless_requiring(name: str, sources: list[Source], negations: list[Source])
         return negations
     keep = next((source for source in negations if requires(source)), None)
     return [source for source in negations if source is not keep]
+
+
+def _holding(name: str) -> dict:
+    """The schema of an object holding key ``name``: where a dependent schema applies
+    (``{"required": [name]}`` alone would also hold for every value not an object)."""
+    return {"type": "object", "required": [name]}
 
 
 def _unless_empty(value: Term) -> Term:

@@ -1,8 +1,9 @@
-"""Conditions (``if``, ``not``) as plain object schemas, so they merge instead of
-being intersected as complements.
+"""Conditions (``if``, ``not``, dependent schemas) as plain object schemas, so they
+merge instead of being intersected as complements.
 
-``if``/``then``/``else`` is ``(if & then) | (else & not if)`` and ``not`` is
-``any & not S``. Compiled as written, the complement of an object schema makes every
+``if``/``then``/``else`` is ``(if & then) | (else & not if)``, ``not`` is
+``any & not S``, and a dependent schema for key ``k`` is ``if`` "an object holding
+``k``" ``then`` it. Compiled as written, the complement of an object schema makes every
 state inside the object an intersection whose liveness must be searched, and on real
 schemas (a discriminator key, keys that exclude each other) those searches cost up to
 seconds per row. Most conditions only say which keys an object has and what their

@@ -26,9 +26,12 @@ OBJECT_SOURCE = frozenset(
 """Keywords a plain object schema says of the object itself (``dependencies`` when
 every entry is a list of keys): what a merged object takes from each schema."""
 
-PLAIN_OBJECT = OBJECT_SOURCE | {"allOf", "anyOf", "oneOf", "not", "if", "then", "else"}
+PLAIN_OBJECT = (
+    OBJECT_SOURCE | {"allOf", "anyOf", "oneOf", "not", "if", "then", "else"} | {"dependentSchemas"}
+)
 """Keywords of a plain object schema (applicators of plain ones; ``not`` and ``if``
-hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``)."""
+hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``;
+a dependent schema is ``if`` an object holding its key ``then`` it)."""
 
 MAX_MERGED = 1024
 """Schemas an ``allOf`` merge may take in (nested ``allOf`` and references included)."""
@@ -98,11 +101,12 @@ def plain_object(node: dict) -> bool:
     required = node.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         return False
-    dependencies = node.get("dependencies", {})
-    if not isinstance(dependencies, dict) or not all(
-        isinstance(keys, list) for keys in dependencies.values()
-    ):
-        return False
+    for keyword in ("dependentSchemas", "dependencies"):
+        dependencies = node.get(keyword, {})
+        if not isinstance(dependencies, dict) or not all(
+            isinstance(value, list | dict | bool) for value in dependencies.values()
+        ):
+            return False
     return isinstance(node.get("additionalProperties", True), bool | dict)
 
 

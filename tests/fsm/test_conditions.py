@@ -102,7 +102,21 @@ def conditional_schemas(draw: st.DrawFn, counts: bool = True) -> dict:
         schema["not"] = draw(conditions())
     if draw(st.integers(0, 2)) == 0:  # branches may overlap: one met, the others failed
         schema["oneOf"] = draw(st.lists(conditions(), min_size=2, max_size=3))
+    if draw(st.integers(0, 2)) == 0:
+        schema["dependentSchemas"] = draw(
+            st.dictionaries(st.sampled_from(KEYS), dependent_schemas(counts), max_size=2)
+        )
     return schema
+
+
+@st.composite
+def dependent_schemas(draw: st.DrawFn, counts: bool) -> dict:
+    """What an object holding a key must also be: a plain object schema, sometimes
+    with a ``type`` (which a value not an object need not meet)."""
+    node = draw(plain_objects(counts))
+    if draw(st.integers(0, 2)) == 0:
+        node["type"] = draw(st.sampled_from(["object", "string", ["object", "null"]]))
+    return node
 
 
 instances = st.one_of(
@@ -305,3 +319,30 @@ def test_one_of_keyed_by_which_key_is_present_merges_into_one_object_per_key() -
         {"contains": {}, "isKind": "k", "equal": []},
     ]
     assert_verdicts_match_jsonschema(schema, values)
+
+
+def test_a_dependent_schema_merges_as_a_condition_on_its_key() -> None:
+    """``dependentSchemas`` of a plain object schema is "if the object holds the key,
+    then the schema": two objects (the key held with the dependent schema's keys and
+    values, or the key absent), not an intersection with a complement whose states
+    all need liveness searches."""
+    schema = {
+        "type": "object",
+        "properties": {"foo": {"type": "boolean"}, "count": {"type": "integer", "minimum": 0}},
+        "dependentSchemas": {
+            "foo": {"required": ["count"], "properties": {"count": {"minimum": 7}}}
+        },
+    }
+    _assert_merged(schema, 2)
+    values = [{"foo": True, "count": 7}, {"foo": True, "count": 6}, {"foo": True}, {"count": 3}]
+    assert_verdicts_match_jsonschema(schema, [*values, {"count": 3, "other": "x"}, {}])
+
+
+def test_a_dependent_schema_leaves_values_that_are_not_objects_alone() -> None:
+    """A dependent schema applies to objects holding its key only: ``5`` and ``"x"``
+    are valid whatever it says of types, merged (a plain dependent schema) or compiled
+    as a complement (one with a string keyword)."""
+    for dependent in ({"type": "object"}, {"type": "object", "minLength": 1}):
+        schema = {"dependentSchemas": {"a": dependent}}
+        assert_verdicts_match_jsonschema(schema, [5, "x", None, {"a": 1}, {"b": 1}])
+    assert _alternatives({"dependentSchemas": {"a": {"type": "object", "minLength": 1}}}) is None
