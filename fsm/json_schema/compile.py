@@ -294,13 +294,10 @@ class SchemaCompiler:
             condition = self.term_at(f"{pointer}/if", False)
             then = self.term_at(f"{pointer}/then", closed) if "then" in node else self.any
             otherwise = self.term_at(f"{pointer}/else", closed) if "else" in node else self.any
-            parts.append(
-                alt(intersect(condition, then), intersect(otherwise, complement(condition)))
-            )
+            parts.append(_conditional(condition, then, otherwise))
         for name, dependent in self._dependent_schemas(node, pointer):
             has = self._node_term(_holding(name), f"{dependent}/@has")
-            then = self.term_at(dependent, closed)
-            parts.append(alt(intersect(has, then), intersect(self.any, complement(has))))
+            parts.append(_conditional(has, self.term_at(dependent, closed), self.any))
         return parts
 
     def _dependent_schemas(self, node: dict, pointer: str) -> list[tuple[str, str]]:
@@ -1189,6 +1186,12 @@ def _unless_requiring(name: str, sources: list[Source], negations: list[Source])
         return negations
     keep = next((source for source in negations if requires(source)), None)
     return [source for source in negations if source is not keep]
+
+
+def _conditional(condition: Term, then: Term, otherwise: Term) -> Term:
+    """``then`` where ``condition`` holds, ``otherwise`` where it fails: ``if``/``then``/
+    ``else`` and a dependent schema compiled as written (a complement)."""
+    return alt(intersect(condition, then), intersect(otherwise, complement(condition)))
 
 
 def _holding(name: str) -> dict:

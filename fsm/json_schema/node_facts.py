@@ -26,9 +26,16 @@ OBJECT_SOURCE = frozenset(
 """Keywords a plain object schema says of the object itself (``dependencies`` when
 every entry is a list of keys): what a merged object takes from each schema."""
 
-PLAIN_OBJECT = (
-    OBJECT_SOURCE | {"allOf", "anyOf", "oneOf", "not", "if", "then", "else"} | {"dependentSchemas"}
-)
+PLAIN_OBJECT = OBJECT_SOURCE | {
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+}
 """Keywords of a plain object schema (applicators of plain ones; ``not`` and ``if``
 hold when their conditions can be written as plain ones, ``fsm.json_schema.conditions``;
 a dependent schema is ``if`` an object holding its key ``then`` it)."""
@@ -101,10 +108,10 @@ def plain_object(node: dict) -> bool:
     required = node.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         return False
-    for keyword in ("dependentSchemas", "dependencies"):
-        dependencies = node.get(keyword, {})
-        if not isinstance(dependencies, dict) or not all(
-            isinstance(value, list | dict | bool) for value in dependencies.values()
+    for keyword in ("dependentSchemas", "dependencies"):  # schemas, or key lists
+        entries = node.get(keyword, {})
+        if not isinstance(entries, dict) or not all(
+            isinstance(value, list | dict | bool) for value in entries.values()
         ):
             return False
     return isinstance(node.get("additionalProperties", True), bool | dict)
