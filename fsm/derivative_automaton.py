@@ -23,7 +23,9 @@ from fsm.terms import (
     EMPTY,
     EPS,
     Alt,
+    And,
     Cat,
+    Checked,
     Lexeme,
     Repeat,
     Term,
@@ -439,14 +441,15 @@ class DerivativeAutomaton:
 
     def _search_acceptance(self, start: Term) -> bool:
         """Breadth-first over derivatives; a search still open after ``_QUICK_SEARCH``
-        terms looks for a witness (``fsm.witness``: far from acceptance, as an object
+        terms (at once for an intersection with a checked leaf, ``_checks_text``) looks
+        for a witness (``fsm.witness``: far from acceptance, as an object
         that must still be closed, breadth-first search would spend its whole budget
         and prove nothing), then goes on to the full budget. The string found is
         kept in ``_accepted`` for ``start`` and the terms on its way."""
         self.searches += 1
         paths = {start: b""}
         queue = deque([start])
-        found = self._breadth_first(paths, queue, _QUICK_SEARCH)
+        found = None if _checks_text(start) else self._breadth_first(paths, queue, _QUICK_SEARCH)
         if found is None:
             text = witness(start, shared=self._witnesses)
             if text is not None:
@@ -499,3 +502,11 @@ class DerivativeAutomaton:
             rest = self._accepted.get(term)
             return True if rest is None else path + rest
         return None
+
+
+def _checks_text(term: Term) -> bool:
+    """Whether ``term`` is an intersection with a checked leaf (``format: regex``'s
+    encoded text and its pattern check): a witness costs its checker's guesses, one
+    check each, where each derivative of a search costs a check of a prefix and the
+    search meets a few hundred."""
+    return isinstance(term, And) and any(isinstance(item, Checked) for item in term.items)

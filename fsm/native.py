@@ -49,6 +49,7 @@ COMPILED = (
     "json_schema.json_text",
     "json_schema.numbers",
     "json_schema.formats",
+    "json_schema.regex_format",
     "json_schema.refs",
     "json_schema.key_rules",
     "json_schema.keywords",

@@ -463,6 +463,11 @@ class Checker(Hashable, Protocol):
         then one term, so the automaton explores them as one state."""
         ...
 
+    def completions(self, text: bytes) -> tuple[bytes, ...]:
+        """Continuations of ``text`` worth trying before a blind search for one that
+        is accepted (a guess: each is checked with ``accepts``; empty when none)."""
+        ...
+
 
 class Checked(Term):
     __slots__ = ("checker", "text")

@@ -248,17 +248,23 @@ class _Finder:
         tried = [b""] + [bytes((byte,)) for byte in class_bytes(term.item)]
         return [text for text in tried if not self._accepts(term.item, text)][:CANDIDATES]
 
-    def _search(self, start: Term) -> list[bytes]:
-        """The shortest string of a small leaf, breadth-first (a string is taken as
-        soon as it is met: a number that must still become an integer, ``8.1``, is
-        two bytes from ``8.1e1`` past a hundred and more prefixes)."""
+    def _search(self, start: Checked) -> list[bytes]:
+        """A string of a small leaf: one of its checker's guesses when one is accepted
+        (a pattern needs its groups closed: one ``re`` compile instead of hundreds),
+        else the shortest, breadth-first (a string is taken as soon as it is met: a
+        number that must still become an integer, ``8.1``, is two bytes from ``8.1e1``
+        past a hundred and more prefixes)."""
         if nullable(start):
             return [b""]
-        paths = {start: b""}
-        frontier = [start]
+        for ending in start.checker.completions(start.text):
+            self.spend()
+            if start.checker.accepts(start.text + ending):
+                return [ending]
+        paths: dict[Term, bytes] = {start: b""}
+        frontier: list[Term] = [start]
         spent = 0
         while frontier:
-            following = []
+            following: list[Term] = []
             for current in frontier:
                 for byte in class_bytes(current):
                     spent += 1

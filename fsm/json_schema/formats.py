@@ -7,13 +7,11 @@ pattern is written for ``fsm.regex_syntax`` (no anchors, no lookaround).
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from fsm.errors import UnsupportedSchema
 from fsm.json_schema.json_text import JSON_CHAR
+from fsm.json_schema.regex_format import RegexSyntaxChecker
 from fsm.regex import json_string_encoding, regex_term
 from fsm.terms import (
     Term,
@@ -106,49 +104,6 @@ FORMATS: dict[str, str] = {
 
 UNENFORCED = frozenset({"idn-hostname", "iri", "iri-reference", "uri-template"})
 """Standard formats that are not enforced: a schema using them is refused."""
-
-
-@dataclass(frozen=True)
-class RegexSyntaxChecker:
-    """Encoded string contents that decode to a valid regular expression (``format: regex``).
-
-    Validity is Python's ``re`` minus its own extensions (named groups ``(?P``,
-    comments ``(?#``, inline flags), as ECMA 262 has none of them. A prefix is viable
-    unless it holds an unescaped quote (which would end the string).
-    """
-
-    alphabet = bytes(range(256))
-
-    def viable(self, text: bytes) -> bool:
-        escaped = False
-        for byte in text:
-            if byte == 0x22 and not escaped:
-                return False
-            escaped = byte == 0x5C and not escaped
-        return True
-
-    def canonical(self, text: bytes) -> bytes:
-        return text  # a pattern's every character can matter
-
-    def accepts(self, text: bytes) -> bool:
-        try:
-            pattern = json.loads(b'"' + text + b'"')
-            if re.search(r"\(\?[P#aimsux]|\\a", pattern):
-                return False
-            re.compile(_ecma_to_python(pattern))
-        except re.error as error:  # ECMA 262 allows variable-width lookbehind
-            return "look-behind requires fixed-width" in str(error)
-        except (ValueError, RecursionError, OverflowError):
-            return False
-        return True
-
-
-def _ecma_to_python(pattern: str) -> str:
-    """Rewrite the ECMA 262 forms Python's ``re`` spells differently."""
-    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
-    pattern = re.sub(r"\\k<(\w+)>", r"(?P=\1)", pattern)
-    pattern = pattern.replace("[^]", "[\\s\\S]").replace("[]", "(?!)")
-    return re.sub(r"\\c[A-Za-z]", "\\\\x01", pattern)
 
 
 def _time_term() -> Term:

@@ -108,6 +108,9 @@ class NumberChecker:
             return False
         return True
 
+    def completions(self, text: bytes) -> tuple[bytes, ...]:
+        return ()  # the breadth-first search finds a number's shortest ending quickly
+
     def canonical(self, text: bytes) -> bytes:
         """``text`` with its mantissa's non-zero digits written as ``1``, and a non-zero
         integer part as ``1`` then its trailing zeros, when no keyword looks at the

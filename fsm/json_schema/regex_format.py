@@ -1,0 +1,458 @@
+"""``format: regex``: encoded string contents that decode to a valid ECMA 262 pattern.
+
+The check is Python's ``re`` on the pattern rewritten from ECMA 262's spellings
+(``RegexSyntaxChecker.accepts``). Read byte by byte, every prefix of a pattern would
+be a state of its own, so one token row over a 49,152-token vocabulary met tens of
+thousands of new states, each searched for a completion: minutes per mask.
+``canonical_prefix`` merges prefixes that have the same future. A run of plain
+characters (letters, digits, ``_``, space) whose meaning cannot depend on its letters
+is one literal as far as validity goes: outside a character class it is rewritten to
+``a``; inside one only its last character can matter (the start of a range), and its
+first where it ends a range. What decides "cannot depend" is kept conservative: the
+run must follow a character that closes whatever came before it (``|``, ``)``, a
+quantifier, a one-character escape such as ``\\d``), and a prefix holding any of the
+spellings that the rewrite to Python reads across characters (``(?<``, ``\\k``,
+``\\c``, ``[]``) is left as it is. ``tests/fsm/test_regex_format.py`` checks the
+equivalence against ``accepts`` on random prefixes and continuations.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+import warnings
+from dataclasses import dataclass
+
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ ")
+"""ASCII letters, digits, ``_`` and space: literals, in a class or out of one (so is
+every character past ASCII)."""
+
+_LITERAL_OUTSIDE = _PLAIN | frozenset("!\"#%&',-/:;<=>@`~")
+"""What a run outside a class may hold: ``_PLAIN`` and the punctuation that is a
+literal there (where it reads otherwise, in ``(?<``, ``(?-i:`` or ``{2,3}``, the run
+follows ``(?`` or ``{`` and is kept)."""
+
+_LITERAL_INSIDE = _PLAIN | frozenset("!\"#$%&'()*+,./:;<=>?@{|}~`")
+"""What a run inside a class may hold: all but ``\\``, ``]``, ``-`` (a range) and
+``[`` and ``^`` (which ``[]`` and ``[^]`` read)."""
+
+_CLOSING = frozenset("|)*+.$}(^]")
+"""Outside a class: characters after which a run starts a fresh literal (``_closes``
+says when ``(``, ``?`` and ``{`` do)."""
+
+_ONE_CHARACTER_ESCAPES = frozenset("AbBdDsSwWZfnrtv")
+"""Escapes that end with their letter: the plain run after them is a literal."""
+
+_PUNCTUATION_ESCAPES = frozenset("|)(*+?.$^{}[]-/,:=!<>#&~%'\"@;`")
+"""Escaped punctuation: a literal of one character (not ``\\``, which ``\\a`` reads
+with the letter after it)."""
+
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+_JSON_ESCAPES = frozenset(b'"\\/bfnrt')
+"""JSON's one-character escapes (besides ``\\u``), as byte values."""
+
+_CROSS_READ = ("(?<", "\\k", "\\c", "[]", "[^]")
+"""Spellings that ``_ecma_to_python`` rewrites by reading across characters."""
+
+_REFUSED = re.compile(r"\(\?[P#aimsux]|\\a")
+"""Python's extensions (named groups ``(?P``, comments, inline flags) and ``\\a``,
+which ECMA 262 does not have."""
+
+
+@dataclass(frozen=True)
+class RegexSyntaxChecker:
+    """Encoded string contents that decode to a valid regular expression (``format: regex``).
+
+    Validity is Python's ``re`` minus its own extensions (named groups ``(?P``,
+    comments ``(?#``, inline flags), as ECMA 262 has none of them. A prefix is viable
+    unless it holds an unescaped quote (which would end the string).
+    """
+
+    alphabet = bytes(range(256))
+
+    def viable(self, text: bytes) -> bool:
+        """Whether ``text`` begins well-formed string contents: no quote or control
+        byte unescaped, JSON's escapes only, UTF-8 so far (no continuation repairs any
+        of these, and a search would otherwise wander through them)."""
+        i = 0
+        while i < len(text):
+            byte = text[i]
+            if byte == 0x5C:
+                escaped = text[i + 1] if i + 1 < len(text) else None
+                if escaped == 0x75:  # \u and four hex digits
+                    if text[i + 2 : i + 6].strip(_HEX_DIGITS):
+                        return False
+                    i += 6
+                    continue
+                if escaped is not None and escaped not in _JSON_ESCAPES:
+                    return False
+                i += 2
+                continue
+            if byte == 0x22 or byte < 0x20:
+                return False
+            i += 1
+        begun = text[_decodable_end(text) :]
+        if begun[:1] == b"\xed" and begun[1:2] >= b"\xa0":
+            return False  # a surrogate's UTF-8, which the decoder refuses a byte later
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(text)
+            pattern = json.loads(b'"' + text[: _decodable_end(text, pairs=False)] + b'"')
+        except ValueError:
+            return False
+        return not _certainly_invalid(pattern)
+
+    def canonical(self, text: bytes) -> bytes:
+        return canonical_prefix(text)
+
+    def completions(self, text: bytes) -> tuple[bytes, ...]:
+        """Endings worth trying first when a search needs a valid pattern after
+        ``text``: finish the character being written, an escape, a class, then close
+        the open groups (after ``(?``, a group's kind first)."""
+        return regex_completions(text)
+
+    def accepts(self, text: bytes) -> bool:
+        try:
+            pattern = json.loads(b'"' + text + b'"')
+            if _REFUSED.search(pattern):
+                return False
+            with warnings.catch_warnings():  # "possible nested set" and the like
+                warnings.simplefilter("ignore", FutureWarning)
+                re.compile(_ecma_to_python(pattern))
+        except re.error as error:  # ECMA 262 allows variable-width lookbehind
+            return "look-behind requires fixed-width" in str(error)
+        except (ValueError, RecursionError, OverflowError):
+            return False
+        return True
+
+
+def _ecma_to_python(pattern: str) -> str:
+    """Rewrite the ECMA 262 forms Python's ``re`` spells differently."""
+    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
+    pattern = re.sub(r"\\k<(\w+)>", r"(?P=\1)", pattern)
+    pattern = pattern.replace("[^]", "[\\s\\S]").replace("[]", "(?!)")
+    return re.sub(r"\\c[A-Za-z]", "\\\\x01", pattern)
+
+
+def canonical_prefix(text: bytes) -> bytes:
+    """A prefix of encoded string contents with exactly the valid continuations of
+    ``text``, with plain runs shortened (the module's docstring says which), and a
+    character's first UTF-8 bytes written as those of any other character whose
+    remaining bytes are the same, where the character will be shortened away."""
+    cut = _decodable_end(text)
+    try:
+        pattern = json.loads(b'"' + text[:cut] + b'"')
+    except ValueError:
+        return text  # no continuation decodes: the text is dead as it is
+    if any(spelling in pattern for spelling in _CROSS_READ) or _REFUSED.search(pattern):
+        return text
+    shortened = _shorten_runs(pattern)
+    tail = text[cut:]
+    if tail[:1] >= b"\xc0" and _shorten_runs(pattern + "x") == _shorten_runs(pattern + "y"):
+        tail = _utf8_representative(tail)
+    if shortened == pattern and tail == text[cut:]:
+        return text
+    try:
+        encoded = json.dumps(shortened, ensure_ascii=False)[1:-1].encode()
+    except UnicodeEncodeError:  # a lone surrogate: keep the text as it was written
+        return text
+    return encoded + tail
+
+
+def _utf8_representative(begun: bytes) -> bytes:
+    """The first bytes of one UTF-8 sequence, as those of a fixed sequence that takes
+    the same continuation bytes (after E0, ED, F0 and F4 the next byte's range is
+    narrower, so they stand for themselves)."""
+    lead = begun[0]
+    if len(begun) > 1:
+        return b"\xf1\x80\x80"[: len(begun)] if lead >= 0xF0 else b"\xe1\x80"
+    if lead in (0xE0, 0xED, 0xF0, 0xF4):
+        return begun
+    return b"\xc2" if lead < 0xE0 else b"\xe1" if lead < 0xF0 else b"\xf1"
+
+
+def regex_completions(text: bytes) -> tuple[bytes, ...]:
+    """``RegexSyntaxChecker.completions``: the character being written finished, then
+    the pattern's open escape, class and groups closed, with a few starts that open
+    groups' kinds need (``(?`` wants ``:``, ``(?<`` wants ``=``)."""
+    finished = _finish_character(text[_decodable_end(text, pairs=False) :])
+    try:
+        pattern = json.loads(b'"' + text + finished + b'"')
+    except ValueError:
+        return ()
+    closing = _closing(pattern)
+    if closing is None:
+        return ()
+    return tuple(
+        finished + json.dumps(start + closing)[1:-1].encode() for start in ("", ":", "=", "a")
+    )
+
+
+def _finish_character(tail: bytes) -> bytes:
+    """Bytes that complete the character ``tail`` begins: an escape (as ``a``) or a
+    UTF-8 sequence."""
+    if not tail:
+        return b""
+    if tail[0] == 0x5C:
+        if tail == b"\\":
+            return b"u0061"
+        return b"0061"[len(tail) - 2 :]
+    need = _utf8_length(tail[0]) - len(tail)
+    second = {0xE0: 0xA0, 0xF0: 0x90}.get(tail[0], 0x80) if len(tail) == 1 else 0x80
+    return bytes([second] + [0x80] * (need - 1)) if need > 0 else b""
+
+
+def _closing(pattern: str) -> str | None:
+    """What closes ``pattern``'s open escape, class and groups (None: a group closed
+    that was never opened)."""
+    depth, in_class, i = 0, False, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            if i + 1 == len(pattern):
+                return "." + "]" * in_class + ")" * depth
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 2 if pattern[i + 1 : i + 2] == "^" else 1
+            if pattern[i : i + 1] == "]":  # [] and [^] are whole classes in ECMA 262
+                in_class = False
+                i += 1
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        i += 1
+    return "]" * in_class + ")" * depth
+
+
+_QUANTIFIER = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+"""A counted repeat as Python reads one (anything else from ``{`` on is a literal)."""
+
+_QUANTIFIER_BEGUN = re.compile(r"\{\d*(?:,\d*)?")
+"""A ``{`` that more text may still make a counted repeat."""
+
+_UNREPEATABLE = frozenset("AbBZ")
+"""Escapes that are assertions: a quantifier after them has nothing to repeat."""
+
+_REPEATABLE = frozenset("dDsSwWfnrtv")
+"""Escapes that are one character (a class or a control): an item to repeat."""
+
+
+def _certainly_invalid(pattern: str) -> bool:
+    """Whether no continuation of the decoded ``pattern`` compiles, for the errors
+    Python's parser meets left to right and no later character can undo: a refused
+    spelling, a ``)`` closing no group, a quantifier with nothing to repeat or after a
+    repeat, a counted repeat whose maximum is below its minimum. It reads only up to
+    the first construct it does not follow (a group's kind, a multi-character escape,
+    a spelling rewritten for Python); from there on it answers "not known": False."""
+    if _REFUSED.search(pattern):
+        return True
+    if any(spelling in pattern for spelling in _CROSS_READ):
+        return False
+    depth, repeatable, repeated, i = 0, False, 0, 0  # repeated: 1 a repeat, 2 and lazy
+    while i < len(pattern):
+        kind, i = _item(pattern, i)
+        if kind == "unknown":
+            return False
+        if kind == "refused":
+            return True
+        if kind in ("repeat", "modifier"):
+            if kind == "modifier" and repeated == 1:
+                repeated = 2
+            elif repeated or not repeatable:
+                return True
+            else:
+                repeated = 1
+            continue
+        depth += {"open": 1, "close": -1}.get(kind, 0)
+        if depth < 0:
+            return True
+        repeatable, repeated = kind in ("atom", "close"), 0
+    return False
+
+
+def _item(pattern: str, i: int) -> tuple[str, int]:
+    """The kind of the syntax item at ``i`` and where it ends: ``atom`` (something to
+    repeat), ``assertion`` (nothing to repeat: ``^``, ``|``, ``\\b``), ``open``,
+    ``close``, ``repeat``, ``modifier`` (``?`` or ``+``, a lazy or possessive mark after
+    a repeat, else a repeat), ``refused`` (a counted repeat below its minimum) or
+    ``unknown``."""
+    char = pattern[i]
+    if char == "[":
+        end = _class_end(pattern, i)
+        return ("unknown", i) if end is None else ("atom", end)
+    if char == "\\":
+        escaped = pattern[i + 1 : i + 2]
+        if escaped in _UNREPEATABLE:
+            return "assertion", i + 2
+        if not escaped or (escaped.isalnum() and escaped not in _REPEATABLE):
+            return "unknown", i  # \x41, \1, \N{...}: not followed here
+        return "atom", i + 2
+    if char == "{":
+        return _brace(pattern, i)
+    if char in "?+":
+        return "modifier", i + 1
+    if char == "*":
+        return "repeat", i + 1
+    if char == "(":
+        return ("unknown", i) if pattern[i + 1 : i + 2] == "?" else ("open", i + 1)
+    if char == ")":
+        return "close", i + 1
+    return ("assertion" if char in "|^$" else "atom"), i + 1
+
+
+def _brace(pattern: str, i: int) -> tuple[str, int]:
+    """``_item`` at a ``{``: a counted repeat, a literal, or still either."""
+    counted = _QUANTIFIER.match(pattern, i)
+    if counted is None or pattern[i + 1 : i + 2] == "}":
+        if _QUANTIFIER_BEGUN.fullmatch(pattern, i):
+            return "unknown", i  # "{2," may yet close
+        return "atom", i + 1  # a literal "{"
+    low, comma, high = counted.groups()
+    if comma and high and int(high) < int(low or 0):
+        return "refused", i
+    return "repeat", counted.end()
+
+
+def _class_end(pattern: str, start: int) -> int | None:
+    """Where the class opened at ``start`` ends (after its ``]``); None while open."""
+    i = start + 1
+    if pattern[i : i + 1] == "^":
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "]":
+            return i + 1
+        else:
+            i += 1
+    return None
+
+
+def _decodable_end(text: bytes, pairs: bool = True) -> int:
+    """Where the last whole character of ``text`` ends: an escape cut short and a
+    UTF-8 sequence cut short are left after it, and so is a high surrogate (which may
+    pair with what follows) unless ``pairs`` is false."""
+    cut = i = 0
+    while i < len(text):
+        byte = text[i]
+        if byte == 0x5C:  # a JSON escape
+            if i + 1 >= len(text):
+                break
+            if text[i + 1] != 0x75:  # not \u: two bytes
+                i += 2
+                cut = i
+                continue
+            digits = text[i + 2 : i + 6]
+            if len(digits) < 4:
+                break
+            i += 6
+            try:
+                high_surrogate = 0xD800 <= int(digits, 16) < 0xDC00
+            except ValueError:  # not hex: no continuation decodes
+                return 0
+            if not (high_surrogate and pairs):
+                cut = i
+            continue
+        i += 1 if byte < 0x80 else _utf8_length(byte)
+        if i > len(text):
+            break
+        cut = i
+    return cut
+
+
+def _utf8_length(lead: int) -> int:
+    """Bytes of the UTF-8 sequence ``lead`` begins (1 for a stray byte: the decode fails)."""
+    if lead >= 0xF0:
+        return 4
+    if lead >= 0xE0:
+        return 3
+    return 2 if lead >= 0xC0 else 1
+
+
+def _shorten_runs(pattern: str) -> str:
+    """``pattern`` with its runs of literals shortened where their characters cannot
+    matter."""
+    pieces: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            escaped = pattern[i + 1 : i + 2]
+            pieces.append(pattern[i : i + 2])
+            i += 2
+            end = _run_end(pattern, i, in_class)
+            if escaped in _ONE_CHARACTER_ESCAPES or escaped in _PUNCTUATION_ESCAPES:
+                pieces.append(_shortened(pattern[i:end], in_class, ends_range=False))
+            else:  # \x41, \1, \N{...}: the run is the escape's own digits or name
+                pieces.append(pattern[i:end])
+            i = end
+        elif char in (_LITERAL_INSIDE if in_class else _LITERAL_OUTSIDE) or char >= "\x80":
+            end = _run_end(pattern, i, in_class)
+            run = pattern[i:end]
+            if in_class:
+                pieces.append(_shortened(run, in_class, ends_range=pattern[i - 1] == "-"))
+            elif i == 0 or _closes(pattern, i):
+                pieces.append(_shortened(run, in_class, ends_range=False))
+            elif pattern[i - 2 : i] == "(?" and run[0] in ":=!>":  # then the group's body
+                pieces.append(run[0] + _shortened(run[1:], in_class, ends_range=False))
+            else:  # after "(?" or "{": a group's kind or flags, a count, a name
+                pieces.append(run)
+            i = end
+        else:
+            if in_class and char == "]":
+                in_class = False
+            elif not in_class and char == "[":
+                in_class = True
+                if pattern[i + 1 : i + 2] == "^":
+                    pieces.append(char)
+                    i += 1
+                    char = "^"
+            pieces.append(char)
+            i += 1
+    return "".join(pieces)
+
+
+def _closes(pattern: str, i: int) -> bool:
+    """Whether the character before ``i`` (outside a class) ends what came before it,
+    so that a run at ``i`` starts a fresh literal. Not the ``(`` of ``(?(``, whose run
+    is a condition; a ``?`` only as a quantifier (``(?`` begins a group's kind); a
+    ``{`` only before a run that does not begin with a digit or ``,`` (which makes the
+    brace a literal), and not the ``{`` of ``\\N{``, whose run is a character's name."""
+    before, earlier = pattern[i - 1], pattern[i - 2 : i - 1]
+    if before == "?":
+        return earlier not in ("", "(")
+    if before == "(":
+        return earlier != "?"
+    if before == "{":
+        return pattern[i] not in "0123456789," and pattern[i - 3 : i - 1] != "\\N"
+    return before in _CLOSING
+
+
+def _run_end(pattern: str, start: int, in_class: bool) -> int:
+    literal = _LITERAL_INSIDE if in_class else _LITERAL_OUTSIDE
+    end = start
+    while end < len(pattern) and (pattern[end] in literal or pattern[end] >= "\x80"):
+        end += 1
+    return end
+
+
+def _shortened(run: str, in_class: bool, ends_range: bool) -> str:
+    """A run of literals as short as its context allows: one ``a`` outside a class;
+    inside one its last character (a range may start there), after its first where
+    the run ends a range."""
+    if not run:
+        return run
+    if not in_class:
+        return "a"
+    if ends_range and len(run) > 1:
+        return run[0] + run[-1]
+    return run[-1]

@@ -1,0 +1,99 @@
+"""``format: regex``: merged prefixes keep exactly their valid continuations."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from fsm.json_schema.regex_format import RegexSyntaxChecker, canonical_prefix
+
+CHECKER = RegexSyntaxChecker()
+
+PATTERN_CHARACTERS = st.sampled_from(
+    list("abcxyzAZ019_ -|()[]{}^$.*+?\\,:=!<>#'/PkcNdDsSwWbBu\"é") + ["\n", "\ud83d", "\x00"]
+)
+"""The characters of random patterns: regex syntax, the letters that begin escapes and
+Python's extensions, and characters JSON escapes (a quote, controls, a surrogate)."""
+
+
+def encoded(pattern: str) -> bytes:
+    """String contents as JSON writes them (``surrogatepass``: a lone surrogate too)."""
+    return json.dumps(pattern)[1:-1].encode("utf-8", "surrogatepass")
+
+
+def prefixes(text: bytes) -> list[bytes]:
+    return [text[:cut] for cut in range(len(text) + 1)]
+
+
+@settings(max_examples=3_000)
+@given(st.text(PATTERN_CHARACTERS, max_size=14), st.text(PATTERN_CHARACTERS, max_size=8))
+@example("^[a-zA-Z0-9_]{3,16}$", "")
+@example("(abc|def)+\\d{2}", "x")
+@example("\\\\bcd", "")  # an escaped backslash: "\\a" would be refused, "\\bcd" is not
+@example("[abc", "-a]")  # a range starts at the run's last character
+@example("[x-abc", "]")  # and ends at a run's first
+@example("a?bc", "")
+@example("\\(?bcd", ")")  # "(?b" is no extension; "(?a" would be refused
+@example("a)", "")  # a ")" that closes no group
+@example("(*", "a)")  # nothing to repeat
+@example("a*+", "?")  # a repeat, its possessive "+", then one more: refused
+@example("a{3,", "2}")  # min repeat greater than max repeat, once closed
+def test_a_merged_prefix_has_the_same_continuations(pattern: str, rest: str) -> None:
+    """Equivalence against the reference: for every cut of an encoded pattern (inside a
+    JSON escape too), the merged prefix followed by any continuation is accepted exactly
+    when the prefix as written is; a prefix called not viable has no accepted
+    continuation; the checker's guessed completions are strings of the prefix."""
+    text, continuation = encoded(pattern), encoded(rest)
+    for prefix in prefixes(text):
+        tails = [text[len(prefix) :], continuation, text[len(prefix) :] + continuation]
+        if not CHECKER.viable(prefix):
+            tails += CHECKER.completions(prefix)
+            assert not any(CHECKER.accepts(prefix + tail) for tail in tails), prefix
+            continue
+        merged = canonical_prefix(prefix)
+        assert CHECKER.viable(merged)
+        for tail in tails:
+            assert CHECKER.accepts(merged + tail) == CHECKER.accepts(prefix + tail), (
+                prefix,
+                merged,
+                tail,
+            )
+
+
+def test_guessed_completions_close_what_is_open():
+    """Equivalence of the guess with the reference where the guess is meant to work:
+    an escape, a class and groups left open are closed by the first guess."""
+    for prefix in (b"(a|(b", b"[a-", b"(x\\\\", b"((\\u00", b"(\xc3", b"a{2,"):
+        assert CHECKER.viable(prefix)
+        assert CHECKER.accepts(prefix + CHECKER.completions(prefix)[0]), prefix
+
+
+def test_plain_runs_merge():
+    """The merge is real: prefixes differing only in the letters of a literal, or in a
+    class member that starts and ends no range, are one state."""
+    assert canonical_prefix(b"^hello") == canonical_prefix(b"^world") == b"^a"
+    assert canonical_prefix(b"(foo|bar") == b"(a|a"
+    assert canonical_prefix(b"[abcd") == canonical_prefix(b"[xyd") == b"[d"
+    assert canonical_prefix(b"[a-zbcA") == b"[a-zA"
+    assert canonical_prefix(b"\\\\dvalue") == b"\\\\da"  # \d, then a literal run
+    assert canonical_prefix(b"ab\\u00") == b"a\\u00"  # an escape cut short stays
+    assert canonical_prefix(b"(?:abc") == b"(?:a"  # a group's body
+    assert canonical_prefix(b"a{xyz") == b"a{a"  # "x" made the brace a literal
+    assert canonical_prefix(b"^-----=====") == b"^a"  # punctuation that is a literal
+
+
+def test_prefixes_whose_letters_matter_are_kept():
+    for kept in (
+        b"a{12",  # a count
+        b"a{,5",  # a count from 0
+        b"(?-im",  # a group's flags
+        b"\\N{LATIN",  # a character's name
+        b"(?<name",  # a name, and rewritten for Python
+        b"\\\\k<a",  # a named backreference
+        b"\\\\x41",  # an escape's own digits
+        b"\\\\\\\\bcd",  # after an escaped backslash
+        b"\\u00",  # an escape cut short: nothing decodes yet
+    ):
+        assert canonical_prefix(kept) == kept
