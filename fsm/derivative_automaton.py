@@ -506,7 +506,8 @@ class DerivativeAutomaton:
 
 def _checks_text(term: Term) -> bool:
     """Whether ``term`` is an intersection with a checked leaf (``format: regex``'s
-    encoded text and its pattern check): a witness costs its checker's guesses, one
-    check each, where each derivative of a search costs a check of a prefix and the
-    search meets a few hundred."""
+    encoded text and its pattern check, a bounded number beside another condition):
+    a witness starts from its checker's guessed endings, one check each, where each
+    derivative of a breadth-first search checks a prefix and the search meets a few
+    hundred."""
     return isinstance(term, And) and any(isinstance(item, Checked) for item in term.items)

@@ -180,7 +180,7 @@ def regex_completions(text: bytes) -> tuple[bytes, ...]:
         pattern = json.loads(b'"' + text + finished + b'"')
     except ValueError:
         return ()
-    closing = _closing(pattern)
+    closing = _closing(_python_reading(pattern) or pattern)
     if closing is None:
         return ()
     return tuple(
@@ -238,6 +238,14 @@ _QUANTIFIER = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
 _QUANTIFIER_BEGUN = re.compile(r"\{\d*(?:,\d*)?")
 """A ``{`` that more text may still make a counted repeat."""
 
+_REWRITE_BEGUN = re.compile(r"(?:\[\^?|\((?:\?<?)?|\\(?:k<?\w*|c)?)\Z")
+"""An end of a pattern that may begin a spelling ``_ecma_to_python`` rewrites."""
+
+_GROUP_KIND = re.compile(r"\(\?(?:[:=!>]|<[=!])")
+"""The kinds of group that take no name: a quantifier after one repeats the group
+(for a lookaround Python may refuse that: then a prefix is called viable, which
+only costs a search)."""
+
 _UNREPEATABLE = frozenset("AbBZ")
 """Escapes that are assertions: a quantifier after them has nothing to repeat."""
 
@@ -249,13 +257,16 @@ def _certainly_invalid(pattern: str) -> bool:
     """Whether no continuation of the decoded ``pattern`` compiles, for the errors
     Python's parser meets left to right and no later character can undo: a refused
     spelling, a ``)`` closing no group, a quantifier with nothing to repeat or after a
-    repeat, a counted repeat whose maximum is below its minimum. It reads only up to
-    the first construct it does not follow (a group's kind, a multi-character escape,
-    a spelling rewritten for Python); from there on it answers "not known": False."""
+    repeat, a counted repeat whose maximum is below its minimum, a bad escape, a bad
+    range in a class. It reads the pattern as Python's parser does
+    (``_ecma_to_python``), less an end that a rewrite may still read across, and only
+    up to the first construct it does not follow (a group that names one, an escape
+    that reads on); from there on it answers "not known": False."""
     if _REFUSED.search(pattern):
         return True
-    if any(spelling in pattern for spelling in _CROSS_READ):
-        return False
+    while begun := _REWRITE_BEGUN.search(pattern):
+        pattern = pattern[: begun.start()]  # a prefix of a dead pattern is dead too
+    pattern = _ecma_to_python(pattern)
     depth, repeatable, repeated, i = 0, False, 0, 0  # repeated: 1 a repeat, 2 and lazy
     while i < len(pattern):
         kind, i = _item(pattern, i)
@@ -286,14 +297,15 @@ def _item(pattern: str, i: int) -> tuple[str, int]:
     ``unknown``."""
     char = pattern[i]
     if char == "[":
-        end = _class_end(pattern, i)
-        return ("unknown", i) if end is None else ("atom", end)
+        return _class_item(pattern, i)
     if char == "\\":
         escaped = pattern[i + 1 : i + 2]
         if escaped in _UNREPEATABLE:
             return "assertion", i + 2
-        if not escaped or (escaped.isalnum() and escaped not in _REPEATABLE):
+        if not escaped or escaped in _LONG_ESCAPES:
             return "unknown", i  # \x41, \1, \N{...}: not followed here
+        if escaped.isascii() and escaped.isalpha() and escaped not in _REPEATABLE:
+            return "refused", i  # a bad escape: \q, \p, \e
         return "atom", i + 2
     if char == "{":
         return _brace(pattern, i)
@@ -302,10 +314,21 @@ def _item(pattern: str, i: int) -> tuple[str, int]:
     if char == "*":
         return "repeat", i + 1
     if char == "(":
-        return ("unknown", i) if pattern[i + 1 : i + 2] == "?" else ("open", i + 1)
+        if pattern[i + 1 : i + 2] != "?":
+            return "open", i + 1
+        kind = _GROUP_KIND.match(pattern, i)  # one that names no group: (?: (?= (?<!
+        return ("open", kind.end()) if kind else ("unknown", i)
     if char == ")":
         return "close", i + 1
     return ("assertion" if char in "|^$" else "atom"), i + 1
+
+
+def _python_reading(pattern: str) -> str | None:
+    """``pattern`` as Python's parser reads it (``_ecma_to_python``), or None while its
+    end may begin a spelling that the rewrite reads across (``[`` of ``[]``, ``(?<``,
+    ``\\k<name``): only then does the reading of a prefix hold for every text
+    that goes on from it."""
+    return None if _REWRITE_BEGUN.search(pattern) else _ecma_to_python(pattern)
 
 
 def _brace(pattern: str, i: int) -> tuple[str, int]:
@@ -321,19 +344,57 @@ def _brace(pattern: str, i: int) -> tuple[str, int]:
     return "repeat", counted.end()
 
 
-def _class_end(pattern: str, start: int) -> int | None:
-    """Where the class opened at ``start`` ends (after its ``]``); None while open."""
+_CLASS_CATEGORIES = frozenset("dDsSwW")
+"""Class escapes that stand for a set: no end of a range."""
+
+_CONTROL_ESCAPES = {"b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, "\\": 92}
+"""Escapes of one character, in a class (``\\b`` is a backspace there), by code."""
+
+_LONG_ESCAPES = frozenset("xuUN0123456789")
+"""Escapes that read on (a code, a name, an octal or a group number): not followed."""
+
+
+def _class_item(pattern: str, start: int) -> tuple[str, int]:
+    """``_item`` at a ``[``: the class read as Python's parser reads it, member by
+    member: ``refused`` at a bad escape or a range whose ends are a set or out of
+    order, ``atom`` once it closes, ``unknown`` while it is open or at an escape that
+    reads on."""
     i = start + 1
     if pattern[i : i + 1] == "^":
         i += 1
+    first = True
     while i < len(pattern):
-        if pattern[i] == "\\":
-            i += 2
-        elif pattern[i] == "]":
-            return i + 1
-        else:
-            i += 1
-    return None
+        if pattern[i] == "]" and not first:
+            return "atom", i + 1
+        first = False
+        low, i = _class_member(pattern, i)
+        if low == "refused" or low == "unknown":
+            return low, i
+        if pattern[i : i + 1] != "-" or pattern[i + 1 : i + 2] in ("]", ""):
+            continue
+        high, i = _class_member(pattern, i + 1)
+        if high == "refused" or high == "unknown":
+            return high, i
+        if not isinstance(low, int) or not isinstance(high, int) or high < low:
+            return "refused", i  # a bad character range
+    return "unknown", i
+
+
+def _class_member(pattern: str, i: int) -> tuple[int | str, int]:
+    """One member of a class at ``i``: its code, ``set`` (``\\d``), ``refused`` (a
+    bad escape) or ``unknown`` (an escape that reads on, or none yet)."""
+    if pattern[i] != "\\":
+        return ord(pattern[i]), i + 1
+    escaped = pattern[i + 1 : i + 2]
+    if not escaped or escaped in _LONG_ESCAPES:
+        return "unknown", i
+    if escaped in _CLASS_CATEGORIES:
+        return "set", i + 2
+    if escaped in _CONTROL_ESCAPES:
+        return _CONTROL_ESCAPES[escaped], i + 2
+    if escaped.isascii() and escaped.isalpha():
+        return "refused", i  # \q, and \A, \B, \Z, which are no members
+    return ord(escaped), i + 2
 
 
 def _decodable_end(text: bytes, pairs: bool = True) -> int:
