@@ -41,8 +41,14 @@ _CLOSING = frozenset("|)*+.$}(^]")
 """Outside a class: characters after which a run starts a fresh literal (``_closes``
 says when ``(``, ``?`` and ``{`` do)."""
 
-_ONE_CHARACTER_ESCAPES = frozenset("AbBdDsSwWZfnrtv")
-"""Escapes that end with their letter: the plain run after them is a literal."""
+_UNREPEATABLE = frozenset("AbBZ")
+"""Escapes that are assertions: a quantifier after them has nothing to repeat."""
+
+_REPEATABLE = frozenset("dDsSwWfnrtv")
+"""Escapes that are one character (a class or a control): an item to repeat."""
+
+_ONE_CHARACTER_ESCAPES = _UNREPEATABLE | _REPEATABLE
+"""Escapes that end with their letter: the run after them is a literal."""
 
 _PUNCTUATION_ESCAPES = frozenset("|)(*+?.$^{}[]-/,:=!<>#&~%'\"@;`")
 """Escaped punctuation: a literal of one character (not ``\\``, which ``\\a`` reads
@@ -245,12 +251,6 @@ _GROUP_KIND = re.compile(r"\(\?(?:[:=!>]|<[=!])")
 """The kinds of group that take no name: a quantifier after one repeats the group
 (for a lookaround Python may refuse that: then a prefix is called viable, which
 only costs a search)."""
-
-_UNREPEATABLE = frozenset("AbBZ")
-"""Escapes that are assertions: a quantifier after them has nothing to repeat."""
-
-_REPEATABLE = frozenset("dDsSwWfnrtv")
-"""Escapes that are one character (a class or a control): an item to repeat."""
 
 
 def _certainly_invalid(pattern: str) -> bool:
