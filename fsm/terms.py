@@ -1034,7 +1034,12 @@ def derivative(term: Term, byte: int) -> Term:
 
 
 def matches(term: Term, data: bytes) -> bool:
-    """Whether ``term`` accepts exactly ``data`` (derivatives, memoised on the terms)."""
+    """Whether ``term`` accepts exactly ``data`` (derivatives, memoised on the terms;
+    a checked leaf asks its checker once, which by ``Checker``'s contract answers as
+    its derivatives would, without a ``viable`` and a ``canonical`` per byte)."""
+    if isinstance(term, Checked):
+        alphabet = term.checker.alphabet
+        return all(byte in alphabet for byte in data) and term.checker.accepts(term.text + data)
     for byte in data:
         term = derivative(term, byte)
         if term is EMPTY:

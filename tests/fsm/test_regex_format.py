@@ -8,6 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fsm.json_schema.regex_format import RegexSyntaxChecker, canonical_prefix
+from fsm.terms import checked, derivative, matches, nullable
 
 CHECKER = RegexSyntaxChecker()
 
@@ -101,3 +102,22 @@ def test_prefixes_whose_letters_matter_are_kept():
         b"\\u00",  # an escape cut short: nothing decodes yet
     ):
         assert canonical_prefix(kept) == kept
+
+
+@settings(max_examples=500)
+@given(st.text(PATTERN_CHARACTERS, max_size=10), st.text(PATTERN_CHARACTERS, max_size=8))
+@example("[a", "-z]")
+@example("(a", ")")
+@example("a", "\n")  # a control byte: refused by the JSON layer, not only by re
+def test_matches_asks_the_checker_once_as_its_derivatives_would(prefix: str, rest: str) -> None:
+    """Fast path == reference: ``matches`` on a checked leaf (one ``accepts``) agrees
+    with the leaf's derivatives taken byte by byte (``viable`` and ``canonical`` at
+    each), from the leaf of any viable prefix."""
+    text, continuation = encoded(prefix), encoded(rest)
+    if not CHECKER.viable(text):
+        return
+    leaf = checked(CHECKER, text)
+    reference = leaf
+    for byte in continuation:
+        reference = derivative(reference, byte)
+    assert matches(leaf, continuation) == nullable(reference), (text, continuation)
