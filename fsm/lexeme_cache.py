@@ -85,6 +85,34 @@ class CountedWalk:
 
 
 @dataclass(frozen=True)
+class CountedSelection:
+    """The tokens of a ``CountedWalk`` whose units fit a pair of bounds: their packed
+    ``mask``, the trie nodes where the lexeme may end within the bounds (``exits``),
+    the codes inside the lexeme they end in (``inside``) with ``(partial's index,
+    units begun)`` each (``begun``), and the codes that end the lexeme
+    (``exit_codes``). For a walk small enough that a row copies its block
+    (``fsm.token_row.BIG_BLOCK``), the copy too: the tokens held (``tokens``, in the
+    walk's order), the distinct codes they end in (``codes``) and each token's
+    among them (``code_inverse``), so an index only maps codes to its states.
+    Depends on the walk and the bounds only: shared by the indexes over a vocabulary."""
+
+    mask: np.ndarray
+    exits: np.ndarray
+    inside: np.ndarray
+    begun: list[tuple[int, int]]
+    exit_codes: np.ndarray
+    tokens: np.ndarray | None
+    codes: np.ndarray | None
+    code_inverse: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.mask, self.exits, self.inside, self.exit_codes)
+        held = (a for a in (self.tokens, self.codes, self.code_inverse) if a is not None)
+        return int(sum(array.nbytes for array in arrays) + sum(a.nbytes for a in held))
+
+
+@dataclass(frozen=True)
 class SharedCutWalk:
     """A walk within another lexeme's (``fsm.row_walk._CutWalk``): the tokens of
     ``base`` (the other's walk) that ``mask`` holds, then ``own``'s; ``exits``: the
@@ -104,7 +132,7 @@ class SharedCutWalk:
         return self.own.nbytes + int(sum(array.nbytes for array in arrays))
 
 
-CachedWalk = SharedLexemeWalk | CountedWalk | SharedCutWalk
+CachedWalk = SharedLexemeWalk | CountedWalk | CountedSelection | SharedCutWalk
 
 
 class LexemeWalkCache:

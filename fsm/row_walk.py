@@ -57,6 +57,7 @@ from fsm.automaton import DEAD, DecomposableAutomaton
 from fsm.byte_table import ByteTable
 from fsm.counted import counting_table
 from fsm.lexeme_cache import (
+    CountedSelection,
     CountedWalk,
     LexemeWalkCache,
     SharedCutWalk,
@@ -202,28 +203,15 @@ class _HeldWalk:
 
     def materialized(self, trie: TokenTrie, words: int) -> _LexemeWalk:
         walk = self.walk
-        tokens = walk.tokens
-        bits = self.mask.view(np.uint32)[tokens >> 5] >> (tokens & 31).astype(np.uint32)
-        held = (bits & 1).astype(np.bool_)
+        held = _held(self.mask, walk.tokens)
         ends, inverse = distinct_with_inverse(walk.ends[walk.inverse[held]])
-        return _LexemeWalk(tokens[held], inverse, ends, self.exits)
+        return _LexemeWalk(walk.tokens[held], inverse, ends, self.exits)
 
 
-class _CountedSelection:
-    """The tokens of a counted walk within a pair of bounds (``RowWalker._counted_selection``):
-    their ``mask``, the trie nodes where the lexeme may end within the bounds
-    (``exits``), and the codes inside the lexeme they end in: their positions
-    (``inside``) and ``(partial's index, units begun)`` each (``begun``)."""
-
-    __slots__ = ("begun", "exits", "inside", "mask")
-
-    def __init__(
-        self, mask: np.ndarray, exits: np.ndarray, inside: np.ndarray, begun: list[tuple[int, int]]
-    ) -> None:
-        self.mask = mask
-        self.exits = exits
-        self.inside = inside
-        self.begun = begun
+def _held(mask: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """Whether each of ``tokens`` is set in the packed ``mask`` (booleans)."""
+    bits = mask.view(np.uint32)[tokens >> 5] >> (tokens & 31).astype(np.uint32)
+    return (bits & 1).astype(np.bool_)
 
 
 RootWalk = _LexemeWalk | _CutWalk | _HeldWalk
@@ -269,7 +257,7 @@ class RowWalker:
         # lexemes' walks in trie order, that walks within them are cut from
         self._ordered: dict[int, _LexemeWalk] = {}
         # their tokens within bounds, for this index
-        self._counted_selections: dict[tuple[Hashable, int, int], _CountedSelection] = {}
+        self._counted_selections: dict[tuple[Hashable, int, int], CountedSelection] = {}
         # big root walks that others are cut from by first byte, the latest first
         self._first_bytes: list[_FirstBytes] = []
 
@@ -605,23 +593,32 @@ class RowWalker:
         top = most if hi is None else min(hi, most)
         selected = self._counted_selection(plain, base, min(lo, most + 1), top)
         ends = _filled(len(base.code_kinds), DEAD)  # a code not selected is never read
-        ends[base.code_kinds == len(base.partials)] = self.parts.exit_state
+        ends[selected.exit_codes] = self.parts.exit_state
         ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
-        walked = _LexemeWalk(base.tokens, base.inverse, ends, selected.exits)
-        held = _HeldWalk(walked, selected.mask)
-        if len(base.tokens) < BIG_BLOCK:  # a row reads a small block whole: copied
-            return held.materialized(self.trie, self.words)
-        return held
+        if selected.codes is not None and selected.code_inverse is not None:
+            # a row reads a small block whole: the selection holds its copy
+            assert selected.tokens is not None
+            states, inverse = distinct_with_inverse(ends[selected.codes])
+            return _LexemeWalk(
+                selected.tokens, inverse[selected.code_inverse], states, selected.exits
+            )
+        return _HeldWalk(_LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask)
 
     def _counted_selection(
         self, plain: Hashable, base: CountedWalk, lo: int, top: int
-    ) -> _CountedSelection:
+    ) -> CountedSelection:
         """The tokens of ``base`` whose units fit ``lo..top``: those ending inside the
-        lexeme with at most ``top`` units begun, those ending it after ``lo..top``."""
+        lexeme with at most ``top`` units begun, those ending it after ``lo..top``
+        (kept by the index, and by the vocabulary for the next index over it)."""
         key = (plain, lo, top)
         known = self._counted_selections.get(key)
         if known is not None:
             return known
+        shared_key = ("counted selection", plain, lo, top)
+        cached = None if self.shared is None else self.shared.get(shared_key)
+        if isinstance(cached, CountedSelection):
+            self._counted_selections[key] = cached
+            return cached
         ending = base.ending_up_to[top]
         if lo > 0:  # less the ends with fewer than ``lo`` units
             ending = ending & ~base.ending_up_to[lo - 1]
@@ -629,13 +626,25 @@ class RowWalker:
             (base.code_units <= top) & (base.code_kinds < len(base.partials))
         ).astype(np.int32)
         fits = (base.exit_counts >= lo) & (base.exit_counts <= top)
-        selected = _CountedSelection(
-            base.inside_up_to[top] | ending,
+        mask = base.inside_up_to[top] | ending
+        tokens = codes = code_inverse = None
+        if len(base.tokens) < BIG_BLOCK:
+            held = _held(mask, base.tokens)
+            tokens = base.tokens[held]
+            codes, code_inverse = distinct_with_inverse(base.inverse[held])
+        selected = CountedSelection(
+            mask,
             base.exits[fits],
             inside,
             list(zip(base.code_kinds[inside].tolist(), base.code_units[inside].tolist())),
+            np.flatnonzero(base.code_kinds == len(base.partials)),
+            tokens,
+            codes,
+            code_inverse,
         )
         self._counted_selections[key] = selected
+        if self.shared is not None:
+            self.shared.put(shared_key, selected)
         return selected
 
     def _counted_base(self, plain: Hashable) -> CountedWalk | None:

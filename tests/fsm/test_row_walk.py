@@ -1076,9 +1076,36 @@ def test_the_characters_of_a_long_bounded_string_share_one_selection(smol_vocab)
     assert all(isinstance(walk, _HeldWalk) for walk in walks)
     assert len({id(walk.mask) for walk in walks}) == 1  # one selection
     assert len({id(walk.walk.tokens) for walk in walks}) == 1  # of one counted walk
-    assert len(shared) == 1  # the plain string's counted walk
+    assert len(shared) == 2  # the plain string's counted walk and the selection
     inside = [int(walk.walk.ends[walk.walk.inverse[0]]) for walk in walks]
     assert len({automaton.term(end) for end in inside}) == len(walks)  # each count's own
+
+
+def test_a_small_counted_walk_s_copy_is_selected_once_per_vocabulary(smol_vocab):
+    """A uuid's last hex group and its closing quote (``[0-9a-fA-F]{12}"``) is a counted
+    walk small enough that a row copies its block: the copy is made once per bounds
+    and kept by the vocabulary, so a second index over it reads the same token array,
+    and each index's walk, at every count read so far, is the kernel's walk with its
+    own end states."""
+    shared = LexemeWalkCache()
+    copies = []
+    for _ in range(2):
+        term = JsonSchema({"type": "string", "format": "uuid"}).term()
+        walker, automaton = walker_of(term, smol_vocab, shared)
+        states, state = [], automaton.initial
+        for byte in b'"123e4567-e89b-12d3-a456-4266':
+            state = automaton.step(state, byte)
+            split = automaton.lexeme_split(state)
+            states.append(state if split is None else split[0])
+        counted = [(s, walker._counted_walk(s)) for s in states]
+        counted = [(s, walk) for s, walk in counted if walk is not None]
+        assert len(counted) >= 3
+        for state, walk in counted:
+            assert isinstance(walk, _LexemeWalk)  # the copy, not read through a mask
+            assert_counted_walk_is_the_kernel_s(walker, automaton, state, walk)
+        copies.append([walk.tokens for _, walk in counted])
+    first, second = copies
+    assert all(a is b for a, b in zip(first, second))  # read back, not selected again
 
 
 def _refuse(keyword: str, detail: str) -> None:
