@@ -6,7 +6,10 @@ vocabulary. JSON strings, formats and patterns recur across schemas, so a servic
 sees a new schema per request walks ``{"type": "string"}`` once per vocabulary, not
 once per schema. Entries are keyed by the lexeme's identity across automata
 (``DecomposableAutomaton.lexeme_key``, a term for ``DerivativeAutomaton``), and the
-end states are kept as keys too, so an index numbers them its own way on a hit.
+end states are kept as keys too, so an index numbers them its own way on a hit. A
+bounded repetition's counted walk is kept the same way, and so are its selections by
+bounds (``CountedSelection``): a string of ``maxLength: 60`` or a uuid's hex group
+selects the same tokens in every schema that has it.
 
 Bounded by bytes (least recently used first out); one lock; owned by the
 ``Vocabulary`` (``vocabulary.lexeme_walks``), so it goes away with it.
