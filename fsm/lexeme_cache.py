@@ -94,9 +94,9 @@ class CountedSelection:
     the codes inside the lexeme they end in (``inside``) with ``(partial's index,
     units begun)`` each (``begun``), and the codes that end the lexeme
     (``exit_codes``). For a walk small enough that a row copies its block
-    (``fsm.token_row.BIG_BLOCK``), the copy too: the tokens held (``tokens``, in the
-    walk's order), the distinct codes they end in (``codes``) and each token's
-    among them (``code_inverse``), so an index only maps codes to its states.
+    (``fsm.token_row.BIG_BLOCK``), the copy too (``held``): the tokens held, in the
+    walk's order, the distinct codes they end in, and each token's among them, so an
+    index only maps codes to its states.
     Depends on the walk and the bounds only: shared by the indexes over a vocabulary."""
 
     mask: np.ndarray
@@ -104,15 +104,12 @@ class CountedSelection:
     inside: np.ndarray
     begun: list[tuple[int, int]]
     exit_codes: np.ndarray
-    tokens: np.ndarray | None
-    codes: np.ndarray | None
-    code_inverse: np.ndarray | None
+    held: tuple[np.ndarray, np.ndarray, np.ndarray] | None
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.mask, self.exits, self.inside, self.exit_codes)
-        held = (a for a in (self.tokens, self.codes, self.code_inverse) if a is not None)
-        return int(sum(array.nbytes for array in arrays) + sum(a.nbytes for a in held))
+        arrays = (self.mask, self.exits, self.inside, self.exit_codes, *(self.held or ()))
+        return int(sum(array.nbytes for array in arrays))
 
 
 @dataclass(frozen=True)

@@ -595,13 +595,10 @@ class RowWalker:
         ends = _filled(len(base.code_kinds), DEAD)  # a code not selected is never read
         ends[selected.exit_codes] = self.parts.exit_state
         ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
-        if selected.codes is not None and selected.code_inverse is not None:
-            # a row reads a small block whole: the selection holds its copy
-            assert selected.tokens is not None
-            states, inverse = distinct_with_inverse(ends[selected.codes])
-            return _LexemeWalk(
-                selected.tokens, inverse[selected.code_inverse], states, selected.exits
-            )
+        if selected.held is not None:  # a row reads a small block whole: its copy
+            tokens, codes, code_inverse = selected.held
+            states, inverse = distinct_with_inverse(ends[codes])
+            return _LexemeWalk(tokens, inverse[code_inverse], states, selected.exits)
         return _HeldWalk(_LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask)
 
     def _counted_selection(
@@ -627,20 +624,17 @@ class RowWalker:
         ).astype(np.int32)
         fits = (base.exit_counts >= lo) & (base.exit_counts <= top)
         mask = base.inside_up_to[top] | ending
-        tokens = codes = code_inverse = None
+        copy = None
         if len(base.tokens) < BIG_BLOCK:
             held = _held(mask, base.tokens)
-            tokens = base.tokens[held]
-            codes, code_inverse = distinct_with_inverse(base.inverse[held])
+            copy = (base.tokens[held], *distinct_with_inverse(base.inverse[held]))
         selected = CountedSelection(
             mask,
             base.exits[fits],
             inside,
             list(zip(base.code_kinds[inside].tolist(), base.code_units[inside].tolist())),
             np.flatnonzero(base.code_kinds == len(base.partials)),
-            tokens,
-            codes,
-            code_inverse,
+            copy,
         )
         self._counted_selections[key] = selected
         if self.shared is not None:
