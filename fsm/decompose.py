@@ -68,9 +68,13 @@ class SplitMemo:
     separators and heads begin many of its states (``, "key"`` every state that goes on
     with that key). Kept no longer than the automaton, whose terms it holds."""
 
-    __slots__ = ("alphabets", "ends", "firsts", "heads", "may_end_heads")
+    __slots__ = ("alphabets", "ends", "firsts", "heads", "may_end_heads", "splits")
 
     def __init__(self) -> None:
+        self.splits: dict[Cat, tuple[Term, Term] | None] = {}
+        """``split_lexeme``'s answers for concatenations not headed by a lexeme: a union
+        state's branches are split when ``branch_terms`` looks for one that splits,
+        then again when each is walked as a state of its own."""
         self.alphabets: dict[Term, int | None] = {}
         self.firsts: dict[Term, int] = {}
         self.heads: dict[tuple[Term, ...], Term] = {}
@@ -124,6 +128,17 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     if isinstance(items[0], Lexeme):
         return items[0], term.rest()
     memo = SplitMemo() if memo is None else memo
+    if term in memo.splits:
+        return memo.splits[term]
+    split = _split_after_separators(term, memo)
+    memo.splits[term] = split
+    return split
+
+
+def _split_after_separators(term: Cat, memo: SplitMemo) -> tuple[Term, Term] | None:
+    """``split_lexeme`` of a concatenation whose first item is not a lexeme: a head
+    found after at most ``MAX_SEPARATORS`` separator items, or None."""
+    items = term.items
     used, optional = 0, False
     for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
         if position > 0 and optional and isinstance(item, Thunk):

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
-from fsm.decompose import branch_terms, first_bytes_over, split_lexeme
+from fsm.decompose import SplitMemo, branch_terms, first_bytes_over, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import (
     INTEGER_LITERAL,
@@ -44,6 +44,7 @@ from fsm.row_walk import (
     distinct_with_inverse,
 )
 from fsm.terms import (
+    EMPTY,
     EPS,
     Alt,
     Cat,
@@ -474,6 +475,28 @@ def test_shared_walks_equal_plain_walks_on_random_schemas(schema, seed):
     vocabulary = Vocabulary.from_raw([*WORDS, None], eos_ids=len(WORDS))
     fast, plain = pair(JsonSchema(schema), vocabulary)
     assert_same_walks(fast, plain, seed=seed, steps=25)
+
+
+
+@settings(max_examples=80, deadline=None)
+@given(schemas, st.lists(st.sampled_from(WORDS), max_size=12))
+def test_splits_kept_by_an_automaton_s_memo_are_fresh_splits(schema, words):
+    """``SplitMemo`` keeps ``split_lexeme``'s answer per concatenation: every term a
+    text leads to, and every branch of those, split through one memo shared along the
+    walk (each asked twice, the second time read back) splits as it does alone."""
+    memo = SplitMemo()
+    term = JsonSchema(schema).term()
+    met = []
+    for byte in b"".join(words):
+        met.append(term)
+        met.extend(branch_terms(term, memo=memo) or ())
+        term = derivative(term, byte)
+        if term is EMPTY:
+            break
+    for item in met:
+        fresh = split_lexeme(item)
+        assert split_lexeme(item, memo) == fresh
+        assert split_lexeme(item, memo) == fresh
 
 
 # --------------------------------------------------------------------- the term
