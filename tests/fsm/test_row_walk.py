@@ -477,7 +477,6 @@ def test_shared_walks_equal_plain_walks_on_random_schemas(schema, seed):
     assert_same_walks(fast, plain, seed=seed, steps=25)
 
 
-
 @settings(max_examples=80, deadline=None)
 @given(schemas, st.lists(st.sampled_from(WORDS), max_size=12))
 def test_splits_kept_by_an_automaton_s_memo_are_fresh_splits(schema, words):
