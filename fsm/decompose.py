@@ -373,6 +373,10 @@ def _first_over(term: Term, thunks: set[int], budget: list[int]) -> int:
         return _ALL_BYTES
     if isinstance(term, Cat | Alt | And):
         return _first_of_items(term, thunks, budget)
+    if isinstance(term, Thunk):
+        opening = term.opening_bytes()  # without building the body, when its builder tells
+        if opening is not None:
+            return opening
     if isinstance(term, Repeat | Lexeme | Thunk):
         inner = _inner(term, thunks)
         return _ALL_BYTES if inner is None else _first_over(inner, thunks, budget)

@@ -364,6 +364,18 @@ class Thunk(Term):
     def _key(self) -> tuple:
         return (self.key,)
 
+    def opening_bytes(self) -> int | None:
+        """A mask holding every byte a string of the body may start with, when the body
+        is not built yet and its family's builder tells (``keyed_thunk``), else None.
+        Asking whether a term may be empty or how it may start went through every
+        object body behind a number or a key, and built it: in a row over an object's
+        keys, the body after each key that takes a number, most never read."""
+        make = self._make
+        if not self._keyed or make is None:
+            return None
+        opening = getattr(make, "opening_bytes", None)
+        return None if opening is None else int(opening(self.key))
+
     def body(self) -> Term:
         """The expansion, built once; re-entry without consuming a byte is an error.
         Threads that build it at the same time all return the first body published."""
@@ -910,7 +922,11 @@ def keyed_thunk(key: Hashable, make: Callable[[Hashable], Term], *, search_order
     """``thunk(key, lambda: make(key))`` without a callable per thunk: one ``make``
     serves every thunk of a family whose key says all the body depends on (an object's
     bodies, one per set of keys used), and a key of numbers and strings is no object
-    for the cyclic collector to keep scanning once it has seen it."""
+    for the cyclic collector to keep scanning once it has seen it. A ``make`` with a
+    method ``opening_bytes(key)`` promises that the body is never empty and starts
+    with one of the bytes of the mask it returns (more may be named, none left out):
+    ``nullable`` and ``fsm.decompose.first_bytes_over`` then read it instead of
+    building the body (``Thunk.opening_bytes``)."""
     return Thunk(key, make, False, None, search_order, keyed=True)
 
 
@@ -987,6 +1003,8 @@ def _nullable(term: Term) -> bool:
     if isinstance(term, Lexeme):
         return False  # a nullable lexeme is EPS
     if isinstance(term, Thunk):
+        if term.opening_bytes() is not None:
+            return False  # the builder's promise (``keyed_thunk``): no empty body
         return bool(term.through_body(nullable))
     if isinstance(term, Checked):
         return term.checker.accepts(term.text)

@@ -68,6 +68,9 @@ class ObjectShape:
     """Each member after its key's opening quote (``members`` derived by ``"``), and
     ``other_member``'s last, when every member starts with the quote (None otherwise):
     a body then offers ``"`` once, then the union of the tails (``_expand``)."""
+    openings: tuple[int, int] = field(init=False, repr=False, compare=False)
+    """Bytes a body may start with (more may be named): after a member, then before the
+    first (``opening_bytes``)."""
     required_mask: int = field(init=False, repr=False, compare=False)
     """The required keys as bits of their positions in ``named`` (see ``_body``); a
     required key not named sets a bit no body's keys hold, so the object never closes."""
@@ -87,7 +90,9 @@ class ObjectShape:
         object.__setattr__(self, "rule_positions", positions)
         named_positions = {name: position for position, (name, _) in enumerate(self.named)}
         object.__setattr__(self, "positions", named_positions)
-        object.__setattr__(self, "tails", _tails((*members, self.other_member)))
+        tails = _tails((*members, self.other_member))
+        object.__setattr__(self, "tails", tails)
+        object.__setattr__(self, "openings", _openings(members, self.other_member, tails, self.ws_max))
         required_mask = 0
         for name in self.required:
             required_mask |= 1 << named_positions.get(name, len(self.named))
@@ -101,6 +106,12 @@ class ObjectShape:
         assert isinstance(key, tuple)
         _, _, mask, after, extra, first = key
         return _expand(self, int.from_bytes(mask, "little"), after, extra, first)
+
+    def opening_bytes(self, key: Hashable) -> int:
+        """Every byte the body its thunk key names may start with, or more, without
+        building it (``terms.keyed_thunk``: a body is never empty, it holds the close)."""
+        assert isinstance(key, tuple)
+        return self.openings[1] if key[5] else self.openings[0]
 
     def names_in(self, used: int) -> frozenset[str]:
         """The named keys whose bits ``used`` holds."""
@@ -118,6 +129,17 @@ def _tails(members: tuple[Term, ...]) -> tuple[Term, ...] | None:
     if any(first_bytes_over(term) & ~(1 << quote) for term in members if term is not EMPTY):
         return None
     return tuple(EMPTY if term is EMPTY else derivative(term, quote) for term in members)
+
+
+def _openings(
+    members: tuple[Term, ...], other_member: Term, tails: tuple[Term, ...] | None, ws_max: int
+) -> tuple[int, int]:
+    """``ObjectShape.openings``, from the parts ``_expand`` builds a body of: after a
+    member, the close or a comma; before the first, ``}`` or a member (its quote when
+    every member starts with one)."""
+    later = first_bytes_over(alt(closing(b"}", ws_max, False), comma(ws_max)))
+    heads = QUOTE if tails is not None else alt(*members, other_member)
+    return later, first_bytes_over(alt(closing(b"}", ws_max, True), heads))
 
 
 def member(key: Term, value: Term, ws_max: int) -> Term:

@@ -3,11 +3,28 @@ general construction means."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fsm.decompose import first_bytes_over, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.json_schema.json_text import QUOTE, encode_string, string_except
+from fsm.json_schema.json_text import INTEGER_LITERAL, QUOTE, encode_string, string_except
 from fsm.json_schema.objects import ObjectShape, member, object_term
 from fsm.regex import regex_term
-from fsm.terms import EMPTY, Alt, Cat, Term, Thunk, cat, lexeme, literal, matches
+from fsm.terms import (
+    EMPTY,
+    Alt,
+    Cat,
+    Term,
+    Thunk,
+    cat,
+    derivative,
+    first_bytes,
+    lexeme,
+    literal,
+    matches,
+    nullable,
+)
 
 
 def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> None:
@@ -178,3 +195,67 @@ def test_the_bodies_of_a_shape_with_many_keys_hash_apart() -> None:
     assert len(bodies) == 131
     assert len({hash(body) for body in bodies}) == 131
     assert [_used(body) for body in bodies] == [1 << i for i in range(131)]
+
+
+_VALUES = {
+    "number": regex_term("-?[0-9]+(\\.[0-9]+)?"),
+    "string": regex_term('"[a-z]*"'),
+    "forbidden": EMPTY,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(sorted(_VALUES)), min_size=1, max_size=4),
+    st.sets(st.integers(0, 3)),
+    st.sampled_from([EMPTY, literal(b"x"), member(QUOTE, literal(b"1"), 0)]),
+    st.sampled_from([0, 2]),
+    st.booleans(),
+)
+def test_a_body_tells_how_it_opens_before_it_is_built(
+    kinds: list[str], required: set[int], other: Term, ws_max: int, ordered: bool
+) -> None:
+    """A body's ``opening_bytes`` (read by ``nullable`` and ``first_bytes_over`` while
+    the body is not built) names every byte the built body may start with, and the
+    built body is never empty; once built, the body answers for itself."""
+    named = tuple((f"k{i}", _VALUES[kind]) for i, kind in enumerate(kinds))
+    names = frozenset(f"k{i}" for i in required if i < len(kinds))
+    shape = ObjectShape(
+        key="open", named=named, required=names, other_member=other, ws_max=ws_max, ordered=ordered
+    )
+    term = object_term(shape)
+    if term is EMPTY:  # a required key that is forbidden
+        return
+    assert isinstance(term, Cat) and isinstance(term.items[-1], Thunk)
+    _assert_opens_as_built(term.items[-1])
+    for body in _bodies_after_a_key(term) if shape.tails is not None else ():
+        _assert_opens_as_built(body)
+
+
+def _assert_opens_as_built(body: Thunk) -> None:
+    """``body``'s opening, read before the body is built, against the built body."""
+    opening = body.opening_bytes()
+    assert opening is not None
+    assert first_bytes_over(body) == opening and not nullable(body)
+    assert body.opening_bytes() is not None  # neither question built it
+    built = body.body()
+    assert first_bytes(built) & ~opening == 0
+    assert not nullable(built)
+    assert body.opening_bytes() is None
+
+
+def test_a_number_s_split_leaves_the_body_after_it_unbuilt() -> None:
+    """Splitting "a number, then the object's body" asks whether the body may be empty
+    and how it starts (``fsm.decompose``): the body's opening answers, and the body
+    stays unbuilt until a walk reads into it. Before, every key row built the body
+    after each key that takes a number, whether or not that key was read."""
+    shape = ObjectShape(key="split", named=(("a", INTEGER_LITERAL), ("b", QUOTE)))
+    state = object_term(shape)
+    for byte in b'{"a":':
+        state = derivative(state, byte)
+    assert isinstance(state, Cat) and isinstance(state.items[-1], Thunk)
+    body = state.items[-1]
+    split = split_lexeme(state)
+    assert split is not None and split[1] is body
+    assert body.opening_bytes() is not None
+    assert matches(state, b"12}") and matches(state, b'1,"b":"}')
