@@ -599,7 +599,9 @@ class RowWalker:
             tokens, codes, code_inverse = selected.held
             states, inverse = distinct_with_inverse(ends[codes])
             return _LexemeWalk(tokens, inverse[code_inverse], states, selected.exits)
-        return _HeldWalk(_LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask)
+        return _HeldWalk(
+            _LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask
+        )
 
     def _counted_selection(
         self, plain: Hashable, base: CountedWalk, lo: int, top: int

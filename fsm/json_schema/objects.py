@@ -92,7 +92,9 @@ class ObjectShape:
         object.__setattr__(self, "positions", named_positions)
         tails = _tails((*members, self.other_member))
         object.__setattr__(self, "tails", tails)
-        object.__setattr__(self, "openings", _openings(members, self.other_member, tails, self.ws_max))
+        object.__setattr__(
+            self, "openings", _openings(members, self.other_member, tails, self.ws_max)
+        )
         required_mask = 0
         for name in self.required:
             required_mask |= 1 << named_positions.get(name, len(self.named))
