@@ -113,7 +113,8 @@ class ObjectShape:
         """Every byte the body its thunk key names may start with, or more, without
         building it (``terms.keyed_thunk``: a body is never empty, it holds the close)."""
         assert isinstance(key, tuple)
-        return self.openings[1] if key[5] else self.openings[0]
+        first = key[-1]  # the key ``_body`` builds ends with ``first``
+        return self.openings[1] if first else self.openings[0]
 
     def names_in(self, used: int) -> frozenset[str]:
         """The named keys whose bits ``used`` holds."""
