@@ -9,7 +9,9 @@ once per schema. Entries are keyed by the lexeme's identity across automata
 end states are kept as keys too, so an index numbers them its own way on a hit. A
 bounded repetition's counted walk is kept the same way, and so are its selections by
 bounds (``CountedSelection``): a string of ``maxLength: 60`` or a uuid's hex group
-selects the same tokens in every schema that has it.
+selects the same tokens in every schema that has it. The trie paths of byte strings
+(key names: ``LiteralTokens``, ``TriePaths``) are kept too, keyed by the string and the
+nodes below which they are followed.
 
 Bounded by bytes (least recently used first out); one lock; owned by the
 ``Vocabulary`` (``vocabulary.lexeme_walks``), so it goes away with it.
@@ -132,7 +134,42 @@ class SharedCutWalk:
         return self.own.nbytes + int(sum(array.nbytes for array in arrays))
 
 
-CachedWalk = SharedLexemeWalk | CountedWalk | CountedSelection | SharedCutWalk
+@dataclass(frozen=True)
+class LiteralTokens:
+    """The tokens on the trie paths one byte string spells below some nodes
+    (``fsm.trie_walk.literal_tokens``: each token's bytes read, as ``read[inverse]``,
+    and the nodes with children where the whole string is read). Depends on the
+    string, the nodes and the trie only: a key's name (``"id"``, ``"name"``), or the
+    rest of one after a token read its start, is walked once per vocabulary, not once
+    per index and lexeme state that spells it (``fsm.row_walk._literal_walk``)."""
+
+    tokens: np.ndarray
+    inverse: np.ndarray
+    read: np.ndarray
+    exits: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.tokens, self.inverse, self.read, self.exits)
+        return int(sum(array.nbytes for array in arrays))
+
+
+@dataclass(frozen=True)
+class TriePaths:
+    """The trie nodes spelling a byte string's prefixes below each of some nodes that
+    hold its first byte (``fsm.row_walk._paths``): the walks down an object's key
+    names ("any other key", a small enum) follow them in every index over the trie."""
+
+    paths: tuple[tuple[int, ...], ...]
+
+    @property
+    def nbytes(self) -> int:
+        return 8 * sum(len(path) + 1 for path in self.paths)
+
+
+CachedWalk = (
+    SharedLexemeWalk | CountedWalk | CountedSelection | SharedCutWalk | LiteralTokens | TriePaths
+)
 
 
 class LexemeWalkCache:

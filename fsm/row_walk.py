@@ -60,8 +60,10 @@ from fsm.lexeme_cache import (
     CountedSelection,
     CountedWalk,
     LexemeWalkCache,
+    LiteralTokens,
     SharedCutWalk,
     SharedLexemeWalk,
+    TriePaths,
 )
 from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
@@ -723,21 +725,49 @@ class RowWalker:
         the lexeme is over. No prefix of a lexeme's only string is accepted or dead,
         so the paths alone say where it ends."""
         assert self.parts is not None
-        parts, trie = self.parts, self.trie
-        tokens, inverse, read, exits = literal_tokens(
-            trie.labels,
-            trie.ends,
-            trie.token_starts,
-            trie.token_ids,
-            starts,
-            np.frombuffer(text, np.uint8),
-        )
+        parts = self.parts
+        found = self._literal_tokens(text, starts)
         whole = len(text)
         ends = [
             parts.exit_state if count == whole else parts.after(lexeme, text, count)
-            for count in read.tolist()
+            for count in found.read.tolist()
         ]
-        return _LexemeWalk(tokens, inverse, np.asarray(ends, np.int32), exits)
+        return _LexemeWalk(found.tokens, found.inverse, np.asarray(ends, np.int32), found.exits)
+
+    def _literal_tokens(self, text: bytes, starts: np.ndarray) -> LiteralTokens:
+        """``literal_tokens`` of ``text`` below ``starts``, from the vocabulary's cache
+        when an index walked the same string below the same nodes (a key's name recurs
+        across schemas, and the rest of a key read in part across keys: ``"``, ``e"``)."""
+        key = ("literal", text, starts.tobytes())
+        known = None if self.shared is None else self.shared.get(key)
+        if isinstance(known, LiteralTokens):
+            return known
+        trie = self.trie
+        found = LiteralTokens(
+            *literal_tokens(
+                trie.labels,
+                trie.ends,
+                trie.token_starts,
+                trie.token_ids,
+                starts,
+                np.frombuffer(text, np.uint8),
+            )
+        )
+        if self.shared is not None:
+            self.shared.put(key, found)
+        return found
+
+    def _trie_paths(self, starts: np.ndarray, text: bytes) -> tuple[tuple[int, ...], ...]:
+        """``_paths`` of ``text`` below ``starts``, from the vocabulary's cache when an
+        index followed the same string below the same nodes."""
+        key = ("paths", text, starts.tobytes())
+        known = None if self.shared is None else self.shared.get(key)
+        if isinstance(known, TriePaths):
+            return known.paths
+        paths = _paths(self.trie, starts, text)
+        if self.shared is not None:
+            self.shared.put(key, TriePaths(paths))
+        return paths
 
     def _within_walk(
         self, lexeme: int, within: int, apart: frozenset[bytes]
@@ -799,7 +829,7 @@ class RowWalker:
         found = _NodeTokens(trie)
         state_at: dict[int, int] = {}
         for text in strings:
-            for path in _paths(trie, starts, text):
+            for path in self._trie_paths(starts, text):
                 state = lexeme
                 for depth, node in enumerate(path):
                     known = state_at.get(node)
@@ -1010,14 +1040,14 @@ def _without(
     )
 
 
-def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> list[list[int]]:
+def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> tuple[tuple[int, ...], ...]:
     """The trie nodes spelling ``text``'s prefixes below each of ``starts``
     (``follow_paths``), for the starts below which the trie holds its first byte."""
     if not text:
-        return []
+        return ()
     paths = follow_paths(trie.labels, trie.ends, starts, np.frombuffer(text, np.uint8))
     held = range(1) if len(starts) == 1 else np.flatnonzero(paths[:, 0] >= 0).tolist()
-    return [[node for node in paths[r].tolist() if node >= 0] for r in held]
+    return tuple(tuple(node for node in paths[r].tolist() if node >= 0) for r in held)
 
 
 def _units_begun(kinds: np.ndarray, counts: np.ndarray, exit_kind: int) -> np.ndarray:

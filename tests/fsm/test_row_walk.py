@@ -869,15 +869,41 @@ def test_walks_below_a_string_s_exits_are_shared_across_indexes(smol_vocab):
     first, first_automaton = walker_of(key, smol_vocab)
     first.shared = shared
     kept = first._below_walk(exits, first_automaton.initial)
-    assert len(kept.tokens) and len(shared) == 1
+    held = len(shared)  # the walk, and the trie paths its strings spell
+    assert len(kept.tokens) and held >= 1
     second, second_automaton = walker_of(alt(key, literal(b"}")), smol_vocab)
     second.shared = shared
     state = second_automaton.lexeme_state(first_automaton.lexeme_key(first_automaton.initial))
     reused = second._below_walk(exits, state)
-    assert len(shared) == 1  # read from the cache, nothing new kept
+    assert len(shared) == held  # read from the cache, nothing new kept
     own = second._lexeme_walk(exits, state)
     assert walk_differences(reused, own, second_automaton) == []
     assert walk_differences(reused, kept, second_automaton, first_automaton) == []
+
+
+def test_a_literal_s_trie_paths_kept_by_the_vocabulary_are_fresh_walks(smol_vocab):
+    """A key's name (or the rest of one) walked by one index from the root and below a
+    string's exits, then by another index over the same vocabulary: the second reads the
+    vocabulary's entries, and its walks read what a walk without the cache reads, at
+    either place (it fails when an entry is kept for one place and read at the other)."""
+    string_walker, string_automaton = walker_of(ANY_STRING, smol_vocab)
+    inside = string_automaton.step(string_automaton.initial, ord('"'))
+    exits = string_walker._lexeme_walk(ROOT, inside).exits
+    names = [b'name"', b'e"', b'", "id"', b'"']
+    shared = LexemeWalkCache()
+    for kept_by_first in (True, False):
+        for text in names:
+            walker, automaton = walker_of(lexeme(literal(text)), smol_vocab, shared)
+            bare, bare_automaton = walker_of(lexeme(literal(text)), smol_vocab)
+            for starts in (ROOT, exits):
+                held = len(shared)
+                walk = walker._literal_walk(automaton.initial, text, starts)
+                fresh = bare._literal_walk(bare_automaton.initial, text, starts)
+                assert walk_differences(walk, fresh, automaton, bare_automaton) == []
+                assert len(shared) == held + (1 if kept_by_first else 0)
+                strings, _ = walker._down_strings(automaton.initial, [text], starts)
+                alone, _ = bare._down_strings(bare_automaton.initial, [text], starts)
+                assert walk_differences(strings.walk(), alone.walk(), automaton, bare_automaton) == []
 
 
 def test_a_number_with_bounds_is_taken_apart_where_what_follows_cannot_go_on_with_it():
