@@ -702,8 +702,8 @@ def test_next_state_checks_the_state_before_the_token():
 @settings(max_examples=30, deadline=None)
 @given(automata(), vocabularies())
 def test_fill_bitmask_writes_the_bitmask(automaton, vocab):
-    """Into an int32 buffer (the memory copy), a row of a batch buffer, and a uint32
-    buffer (the assignment that converts): the same bits as ``bitmask``."""
+    """Into an int32 buffer, a row of a batch buffer, and a uint32 buffer (the
+    assignment converts): the same bits as ``bitmask``."""
     index = TokenIndex(automaton, vocab)
     words = (vocab.size + 31) // 32
     state, seen = index.initial_state, set()
