@@ -27,6 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 DEFAULT_MAX_BYTES = 64 << 20
+ARRAY_OBJECT_BYTES = 112
+"""What a numpy array object holds besides its data (``sys.getsizeof`` of an empty
+one): counted for the small entries (a key's trie paths), whose objects outweigh
+their arrays' data, so that the bound holds for the memory they take."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,7 @@ class LiteralTokens:
     @property
     def nbytes(self) -> int:
         arrays = (self.tokens, self.inverse, self.read, self.exits)
-        return int(sum(array.nbytes for array in arrays))
+        return int(sum(array.nbytes + ARRAY_OBJECT_BYTES for array in arrays))
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,8 @@ class TriePaths:
 
     @property
     def nbytes(self) -> int:
-        return 8 * sum(len(path) + 1 for path in self.paths)
+        """Tuples (40 bytes and 8 per item) of integers (28 bytes each)."""
+        return 40 + sum(48 + 36 * len(path) for path in self.paths)
 
 
 CachedWalk = (

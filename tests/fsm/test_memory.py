@@ -113,3 +113,20 @@ def test_shared_lexeme_walks_are_bounded_and_reused():
     assert cache.nbytes == sum(walk.nbytes for walk in held_walks if walk is not None) == 720
     cache.clear()
     assert len(cache) == 0 and cache.nbytes == 0
+
+
+def test_a_key_s_trie_paths_count_the_memory_their_objects_take():
+    """The small entries of the vocabulary's cache (a key's trie paths) are counted at
+    what their objects take, not only their arrays' data, so that the cache's byte bound
+    bounds their memory: a path's tuples and integers, each array's object."""
+    import sys
+
+    from fsm.lexeme_cache import LiteralTokens, TriePaths
+
+    paths = ((100_001, 100_002, 100_003), (200_001,), ())
+    deep = sys.getsizeof(paths) + sum(
+        sys.getsizeof(path) + sum(sys.getsizeof(node) for node in path) for path in paths
+    )
+    assert TriePaths(paths).nbytes == deep
+    arrays = [np.arange(count, dtype=np.int32) for count in (0, 3, 7, 1)]
+    assert LiteralTokens(*arrays).nbytes >= sum(sys.getsizeof(array) for array in arrays)
