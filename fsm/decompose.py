@@ -168,7 +168,7 @@ def _opened(term: Cat, position: int) -> Cat | None:
     body = term.items[position]
     assert isinstance(body, Thunk)
     built = body.body()
-    if not isinstance(built, Cat) or not isinstance(built.items[0], Bytes | Lexeme):
+    if not isinstance(built, Cat) or not isinstance(built.items[0], (Bytes, Lexeme)):
         return None
     opened = cat(*term.items[:position], built, term.suffix(position + 1))
     return opened if isinstance(opened, Cat) else None
@@ -269,11 +269,11 @@ def may_hold_lexemes(term: Term, budget: int = 10_000) -> bool:
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, Lexeme | Thunk) or len(seen) > budget:
+        if isinstance(current, (Lexeme, Thunk)) or len(seen) > budget:
             return True
-        if isinstance(current, Cat | Alt | And):
+        if isinstance(current, (Cat, Alt, And)):
             todo.extend(current.items)
-        elif isinstance(current, Repeat | Not):
+        elif isinstance(current, (Repeat, Not)):
             todo.append(current.item)
     return False
 
@@ -340,7 +340,7 @@ def _unbounded(term: Term, budget: list[int]) -> bool:
         return False
     if isinstance(term, Repeat):
         return term.hi is None or _unbounded(term.item, budget)
-    if isinstance(term, Cat | Alt):
+    if isinstance(term, (Cat, Alt)):
         return any(_unbounded(item, budget) for item in term.items)
     return False
 
@@ -371,13 +371,13 @@ def _first_over(term: Term, thunks: set[int], budget: list[int]) -> int:
     budget[0] -= 1
     if budget[0] < 0:
         return _ALL_BYTES
-    if isinstance(term, Cat | Alt | And):
+    if isinstance(term, (Cat, Alt, And)):
         return _first_of_items(term, thunks, budget)
     if isinstance(term, Thunk):
         opening = term.opening_bytes()  # without building the body, when its builder tells
         if opening is not None:
             return opening
-    if isinstance(term, Repeat | Lexeme | Thunk):
+    if isinstance(term, (Repeat, Lexeme, Thunk)):
         inner = _inner(term, thunks)
         return _ALL_BYTES if inner is None else _first_over(inner, thunks, budget)
     if isinstance(term, Bytes):
@@ -428,7 +428,7 @@ def _alphabet(term: Term, budget: list[int]) -> int | None:
         return term.mask
     if isinstance(term, Repeat):
         return _alphabet(term.item, budget)
-    if isinstance(term, Cat | Alt):
+    if isinstance(term, (Cat, Alt)):
         mask = 0
         for item in term.items:
             part = _alphabet(item, budget)

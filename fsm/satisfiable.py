@@ -179,7 +179,7 @@ def _cost(term: Term) -> tuple[int, int]:
     if isinstance(term, Cat):
         last = term.items[-1]
         return 1, last.search_order if isinstance(last, Thunk) else 0
-    if isinstance(term, Alt | Repeat | Lexeme):
+    if isinstance(term, (Alt, Repeat, Lexeme)):
         return 1, 0
     return 2, 0
 

@@ -561,7 +561,7 @@ def _plainly_unlisted(term: Term, depth: int) -> bool:
         return depth > 0 and any(_plainly_unlisted(item, depth - 1) for item in term.items)
     if isinstance(term, Repeat):
         return term.hi is None
-    return isinstance(term, Thunk | Checked | And | Not)
+    return isinstance(term, (Thunk, Checked, And, Not))
 
 
 class _FiniteStrings:
@@ -801,9 +801,9 @@ def _factored(members: set[Term]) -> Term | None:
 
 def _head_and_rest(term: Term) -> tuple[Term, Term] | None:
     """``term`` as a head that may factor (a lexeme or a single-byte set) and the rest."""
-    if isinstance(term, Lexeme | Bytes):
+    if isinstance(term, (Lexeme, Bytes)):
         return term, EPS
-    if isinstance(term, Cat) and isinstance(term.items[0], Lexeme | Bytes):
+    if isinstance(term, Cat) and isinstance(term.items[0], (Lexeme, Bytes)):
         return term.items[0], term.rest()
     return None
 
@@ -1238,13 +1238,13 @@ def _partition(term: Term) -> np.ndarray:
             if not nullable(item):
                 break
         return _refine(*parts)
-    if isinstance(term, Alt | And):
+    if isinstance(term, (Alt, And)):
         return _refine(*(byte_partition(t) for t in term.items))
     if isinstance(term, Lexeme) and term.within is not None:
         # a derivative is ``within``'s, but where the byte begins an ``apart`` string
         # (``_lexeme_derivative``): each such byte is a class of its own
         return _refine(byte_partition(term.within), _apart_partition(term.apart))
-    if isinstance(term, Not | Repeat | Lexeme):
+    if isinstance(term, (Not, Repeat, Lexeme)):
         return byte_partition(term.item)
     if isinstance(term, Thunk):
         return term.through_body(byte_partition)  # type: ignore[return-value]

@@ -297,6 +297,6 @@ def _cost(term: Term) -> int:
         isinstance(term, Cat) and any(isinstance(item, Thunk) for item in term.items)
     ):
         return 3
-    if isinstance(term, Cat | Alt | Repeat | Lexeme):
+    if isinstance(term, (Cat, Alt, Repeat, Lexeme)):
         return 1
     return 2

@@ -105,7 +105,7 @@ def ordered_keys(key_order: str) -> bool:
 
 
 def _number(value: object) -> Decimal | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
@@ -123,7 +123,7 @@ class SchemaCompiler:
         extra_keys: bool = True,
         plain_integers: bool = False,
     ) -> None:
-        if not isinstance(schema, dict | bool):
+        if not isinstance(schema, (dict, bool)):
             raise InvalidSpec(
                 f"a JSON schema is an object or a boolean, got {type(schema).__name__}"
             )
@@ -265,7 +265,7 @@ class SchemaCompiler:
         words = True
         for value in values:
             term = value_term(value, self.ws_max)
-            if isinstance(value, str | bool) or value is None:
+            if isinstance(value, (str, bool)) or value is None:
                 text = json.dumps(value, ensure_ascii=False).encode()
                 try:
                     if all(matches(part, text) for part in parts):
@@ -306,7 +306,7 @@ class SchemaCompiler:
         found = []
         for keyword in ("dependentSchemas", "dependencies"):
             for name, value in (node.get(keyword) or {}).items():
-                if isinstance(value, dict | bool):
+                if isinstance(value, (dict, bool)):
                     found.append((name, f"{pointer}/{keyword}/{escape_token(name)}"))
         return found
 

@@ -111,10 +111,10 @@ def plain_object(node: dict) -> bool:
     for keyword in ("dependentSchemas", "dependencies"):  # schemas, or key lists
         entries = node.get(keyword, {})
         if not isinstance(entries, dict) or not all(
-            isinstance(value, list | dict | bool) for value in entries.values()
+            isinstance(value, (list, dict, bool)) for value in entries.values()
         ):
             return False
-    return isinstance(node.get("additionalProperties", True), bool | dict)
+    return isinstance(node.get("additionalProperties", True), (bool, dict))
 
 
 def within_first_bytes(term: Term, allowed: int, undecided: int) -> Term | None:

@@ -26,7 +26,7 @@ def count(value: object, default: int) -> int: ...
 def count(value: object, default: None) -> int | None: ...
 def count(value: object, default: int | None) -> int | None:
     """A non-negative integer keyword value (``2.0`` counts as 2), else ``default``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         return default
     if isinstance(value, float) and not value.is_integer():
         return default

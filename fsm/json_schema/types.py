@@ -29,7 +29,7 @@ _SCALARS: dict[object, dict] = {
 
 def is_python_type(value: object) -> bool:
     """Whether ``value`` is a type (or typing form) rather than a schema document."""
-    return not isinstance(value, dict | bool | str | list) and value is not None
+    return not isinstance(value, (dict, bool, str, list)) and value is not None
 
 
 def type_schema(tp: object) -> dict:
@@ -124,7 +124,7 @@ def _constrained(schema: dict, metadata: tuple) -> dict:
         for item in [marker, *getattr(marker, "metadata", ())]:
             for attribute, keyword in _NUMERIC_KEYWORDS.items():
                 value = getattr(item, attribute, None)
-                if isinstance(value, int | float) and not isinstance(value, bool):
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
                     out[keyword] = value
             for attribute, suffix in (("min_length", "min"), ("max_length", "max")):
                 value = getattr(item, attribute, None)

@@ -33,7 +33,7 @@ def json_equal(a: object, b: object) -> bool:
     """JSON Schema equality: numbers by value, booleans apart from numbers."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
@@ -50,7 +50,7 @@ def value_term(value: object, ws_max: int) -> Term:
         return NULL
     if isinstance(value, bool):
         return lexeme(literal(b"true" if value else b"false"))
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return number_term(value)
     if isinstance(value, str):
         return string_literal(value)
@@ -86,7 +86,7 @@ def number_term(value: int | float) -> Term:
 
 def is_word(value: object) -> bool:
     """Whether ``value`` has one writing: a string, a boolean or ``null``."""
-    return value is None or isinstance(value, str | bool)
+    return value is None or isinstance(value, (str, bool))
 
 
 def values_except(words: list, ws_max: int) -> Term:
