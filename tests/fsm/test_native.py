@@ -127,11 +127,7 @@ def test_compiled_modules_test_classes_with_a_tuple_not_a_union() -> None:
     found = {
         name: lines
         for name in native.COMPILED
-        if (
-            lines := _union_isinstance_calls(
-                (native.PACKAGE_DIR / (name.replace(".", "/") + ".py")).read_text()
-            )
-        )
+        if (lines := _union_isinstance_calls(native.source_path(name).read_text()))
     }
     assert found == {}
 
