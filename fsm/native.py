@@ -41,6 +41,7 @@ COMPILED = (
     "unicode",
     "completion",
     "prefixed",
+    "index_core",
     "json_schema.compile",
     "json_schema.conditions",
     "json_schema.objects",

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import fsm
 from fsm.completion import OutOfBudget, shortest_completion
 from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.index_core import COMPLETION_BUDGET
 from fsm.regex import regex_term
-from fsm.token_index import COMPLETION_BUDGET
 from tests.fsm.strategies import small_regexes
 
 BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])

@@ -18,7 +18,7 @@ from fsm import (
     TableAutomaton,
     TokenIndex,
     Vocabulary,
-    token_index,
+    index_core,
 )
 from fsm.row_walk import NO_STOPS
 from fsm.trie import TokenTrie
@@ -678,7 +678,7 @@ def test_remembered_transitions_equal_the_rows(automaton, vocab):
     first = [index.next_state(s, t) for s, t in asked]
     assert [index.next_state(s, t) for s, t in asked] == first
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(token_index, "MAX_TAKEN", 3)
+        patch.setattr(index_core, "MAX_TAKEN", 3)
         capped = TokenIndex(automaton, vocab, eager=True)
         assert [capped.next_state(s, t) for s, t in asked] == first
         assert len(capped._taken) <= 3

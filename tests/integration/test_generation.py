@@ -7,6 +7,7 @@ import gc
 import json
 import re
 import threading
+from collections.abc import Callable
 
 import jsonschema
 import lark
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import fsm
 import seqstate as ss
+from backends.decode import logits as decode_logits
 
 ARITHMETIC = r"""
 start: expr
@@ -395,19 +397,46 @@ def test_external_logits_step_keeps_the_constraint(tiny_model):
     assert completed(driven)
 
 
+class _WatchedIndex:
+    """A token index whose ``bitmask`` calls ``seen(state)`` first; everything else is
+    the index's own. The compiled ``TokenIndex`` (``fsm.native``) takes no patched
+    methods, so the tests watch the index the decode step builds masks of instead."""
+
+    def __init__(self, index: fsm.TokenIndex, seen: Callable[[int], None]) -> None:
+        self._index = index
+        self._seen = seen
+
+    def bitmask(self, state: int) -> object:
+        self._seen(state)
+        return self._index.bitmask(state)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._index, name)
+
+
+def watch_mask_builds(patch: pytest.MonkeyPatch, seen: Callable[[int], None]) -> None:
+    """Calls ``seen(state)`` in the thread that builds each row a decode step reads
+    (``backends.decode.logits.next_masks``: the mask worker with ``overlap_masks``)."""
+    real = decode_logits.active_index
+
+    def watched(prepared: object, state: int | None) -> object:
+        index = real(prepared, state)  # type: ignore[arg-type]
+        return None if index is None else _WatchedIndex(index, seen)
+
+    patch.setattr(decode_logits, "active_index", watched)
+
+
 @pytest.mark.parametrize("sampler", [ss.greedy(), ss.sample(seed=5), ss.beam(3)])
 def test_masks_built_during_the_forward_pass_change_no_output(tiny_model, sampler, monkeypatch):
     """With ``overlap_masks`` the next step's rows are built in the model's mask worker
     while the forward pass runs; the output is the same as when they are built before
     it."""
     builders: set[str] = set()
-    real_bitmask = fsm.TokenIndex.bitmask
 
-    def bitmask(index, state):
+    def seen(state: int) -> None:
         builders.add(threading.current_thread().name.split("_")[0])
-        return real_bitmask(index, state)
 
-    monkeypatch.setattr(fsm.TokenIndex, "bitmask", bitmask)
+    watch_mask_builds(monkeypatch, seen)
     prompt = tiny_model(["Pet: ", "Animal: "])
     runs = {}
     try:
@@ -426,15 +455,13 @@ def test_masks_built_during_the_forward_pass_change_no_output(tiny_model, sample
 def test_an_error_building_masks_in_the_worker_reaches_the_caller(tiny_model, monkeypatch):
     """A typed error raised while the worker builds a mask (here: the second row it
     builds) comes out of the generation call, and the model is usable afterwards."""
-    real_bitmask = fsm.TokenIndex.bitmask
     in_worker = []
 
-    def bitmask(index, state):
+    def seen(state: int) -> None:
         if threading.current_thread().name.startswith("seqstate-masks"):
             in_worker.append(state)
             if len(in_worker) == 2:
                 raise fsm.ConstraintTooLarge("row too large")
-        return real_bitmask(index, state)
 
     prompt = tiny_model("Pet: ")
     gc.collect()
@@ -442,7 +469,7 @@ def test_an_error_building_masks_in_the_worker_reaches_the_caller(tiny_model, mo
     tiny_model.overlap_masks = True
     try:
         with monkeypatch.context() as patch:
-            patch.setattr(fsm.TokenIndex, "bitmask", bitmask)
+            watch_mask_builds(patch, seen)
             with pytest.raises(fsm.ConstraintTooLarge):
                 prompt + ss.json(Pet, max_tokens=20)
         assert len(in_worker) == 2
