@@ -15,6 +15,10 @@ nodes below which they are followed.
 
 Bounded by bytes (least recently used first out); one lock; owned by the
 ``Vocabulary`` (``vocabulary.lexeme_walks``), so it goes away with it.
+
+The entries are plain classes with ``Final`` attributes, not frozen dataclasses: in a
+compiled module (``fsm.native``) a dataclass's generated ``__init__`` still runs as
+interpreted Python, about 600 ns a construction against 36 ns, and rows make them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
@@ -33,19 +37,29 @@ one): counted for the small entries (a key's trie paths), whose objects outweigh
 their arrays' data, so that the bound holds for the memory they take."""
 
 
-@dataclass(frozen=True)
 class SharedLexemeWalk:
     """A root walk: ``tokens``, their end states ``end_keys[inverse]`` (as keys), the
     trie nodes with children where the lexeme ends, the tokens' packed mask when they
     are many (``fsm.token_row.BIG_BLOCK``), and their trie nodes when the tokens are
     kept in trie order (``fsm.row_walk``: a walk others take slices of)."""
 
-    tokens: np.ndarray
-    inverse: np.ndarray
-    end_keys: tuple[Hashable, ...]
-    exits: np.ndarray
-    mask: np.ndarray | None = None
-    nodes: np.ndarray | None = None
+    __slots__ = ("end_keys", "exits", "inverse", "mask", "nodes", "tokens")
+
+    def __init__(
+        self,
+        tokens: np.ndarray,
+        inverse: np.ndarray,
+        end_keys: tuple[Hashable, ...],
+        exits: np.ndarray,
+        mask: np.ndarray | None = None,
+        nodes: np.ndarray | None = None,
+    ) -> None:
+        self.tokens: Final = tokens
+        self.inverse: Final = inverse
+        self.end_keys: Final = end_keys
+        self.exits: Final = exits
+        self.mask: Final = mask
+        self.nodes: Final = nodes
 
     @property
     def nbytes(self) -> int:
@@ -53,7 +67,6 @@ class SharedLexemeWalk:
         return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes + sum(optional))
 
 
-@dataclass(frozen=True)
 class CountedWalk:
     """The walk of a plain repetition lexeme (``fsm.counted``), its tokens in trie
     order, each ending in a code of its state in the unit automaton and units
@@ -67,16 +80,42 @@ class CountedWalk:
     a bound selects every token). A pair of bounds selects its tokens from two or
     three of the masks (``fsm.row_walk``)."""
 
-    tokens: np.ndarray
-    inverse: np.ndarray
-    code_kinds: np.ndarray
-    code_units: np.ndarray
-    inside_up_to: np.ndarray
-    ending_up_to: np.ndarray
-    exits: np.ndarray
-    exit_counts: np.ndarray
-    partials: tuple[Hashable, ...]
-    most_units: int
+    __slots__ = (
+        "code_kinds",
+        "code_units",
+        "ending_up_to",
+        "exit_counts",
+        "exits",
+        "inside_up_to",
+        "inverse",
+        "most_units",
+        "partials",
+        "tokens",
+    )
+
+    def __init__(
+        self,
+        tokens: np.ndarray,
+        inverse: np.ndarray,
+        code_kinds: np.ndarray,
+        code_units: np.ndarray,
+        inside_up_to: np.ndarray,
+        ending_up_to: np.ndarray,
+        exits: np.ndarray,
+        exit_counts: np.ndarray,
+        partials: tuple[Hashable, ...],
+        most_units: int,
+    ) -> None:
+        self.tokens: Final = tokens
+        self.inverse: Final = inverse
+        self.code_kinds: Final = code_kinds
+        self.code_units: Final = code_units
+        self.inside_up_to: Final = inside_up_to
+        self.ending_up_to: Final = ending_up_to
+        self.exits: Final = exits
+        self.exit_counts: Final = exit_counts
+        self.partials: Final = partials
+        self.most_units: Final = most_units
 
     @property
     def nbytes(self) -> int:
@@ -93,7 +132,6 @@ class CountedWalk:
         return int(sum(array.nbytes for array in arrays))
 
 
-@dataclass(frozen=True)
 class CountedSelection:
     """The tokens of a ``CountedWalk`` whose units fit a pair of bounds: their packed
     ``mask``, the trie nodes where the lexeme may end within the bounds (``exits``),
@@ -105,12 +143,23 @@ class CountedSelection:
     index only maps codes to its states.
     Depends on the walk and the bounds only: shared by the indexes over a vocabulary."""
 
-    mask: np.ndarray
-    exits: np.ndarray
-    inside: np.ndarray
-    begun: list[tuple[int, int]]
-    exit_codes: np.ndarray
-    held: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    __slots__ = ("begun", "exit_codes", "exits", "held", "inside", "mask")
+
+    def __init__(
+        self,
+        mask: np.ndarray,
+        exits: np.ndarray,
+        inside: np.ndarray,
+        begun: list[tuple[int, int]],
+        exit_codes: np.ndarray,
+        held: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    ) -> None:
+        self.mask: Final = mask
+        self.exits: Final = exits
+        self.inside: Final = inside
+        self.begun: Final = begun
+        self.exit_codes: Final = exit_codes
+        self.held: Final = held
 
     @property
     def nbytes(self) -> int:
@@ -118,19 +167,29 @@ class CountedSelection:
         return int(sum(array.nbytes for array in arrays))
 
 
-@dataclass(frozen=True)
 class SharedCutWalk:
     """A walk within another lexeme's (``fsm.row_walk._CutWalk``): the tokens of
     ``base`` (the other's walk) that ``mask`` holds, then ``own``'s; ``exits``: the
     base's outside the node ranges ``[starts[k], stops[k])`` cut, then own's. Its size
     leaves the base's arrays out: they are the other lexeme's entry's."""
 
-    base: SharedLexemeWalk
-    own: SharedLexemeWalk
-    starts: np.ndarray
-    stops: np.ndarray
-    mask: np.ndarray
-    exits: np.ndarray
+    __slots__ = ("base", "exits", "mask", "own", "starts", "stops")
+
+    def __init__(
+        self,
+        base: SharedLexemeWalk,
+        own: SharedLexemeWalk,
+        starts: np.ndarray,
+        stops: np.ndarray,
+        mask: np.ndarray,
+        exits: np.ndarray,
+    ) -> None:
+        self.base: Final = base
+        self.own: Final = own
+        self.starts: Final = starts
+        self.stops: Final = stops
+        self.mask: Final = mask
+        self.exits: Final = exits
 
     @property
     def nbytes(self) -> int:
@@ -138,7 +197,6 @@ class SharedCutWalk:
         return self.own.nbytes + int(sum(array.nbytes for array in arrays))
 
 
-@dataclass(frozen=True)
 class LiteralTokens:
     """The tokens on the trie paths one byte string spells below some nodes
     (``fsm.trie_walk.literal_tokens``: each token's bytes read, as ``read[inverse]``,
@@ -147,10 +205,15 @@ class LiteralTokens:
     rest of one after a token read its start, is walked once per vocabulary, not once
     per index and lexeme state that spells it (``fsm.row_walk._literal_walk``)."""
 
-    tokens: np.ndarray
-    inverse: np.ndarray
-    read: np.ndarray
-    exits: np.ndarray
+    __slots__ = ("exits", "inverse", "read", "tokens")
+
+    def __init__(
+        self, tokens: np.ndarray, inverse: np.ndarray, read: np.ndarray, exits: np.ndarray
+    ) -> None:
+        self.tokens: Final = tokens
+        self.inverse: Final = inverse
+        self.read: Final = read
+        self.exits: Final = exits
 
     @property
     def nbytes(self) -> int:
@@ -158,13 +221,15 @@ class LiteralTokens:
         return int(sum(array.nbytes + ARRAY_OBJECT_BYTES for array in arrays))
 
 
-@dataclass(frozen=True)
 class TriePaths:
     """The trie nodes spelling a byte string's prefixes below each of some nodes that
     hold its first byte (``fsm.row_walk._paths``): the walks down an object's key
     names ("any other key", a small enum) follow them in every index over the trie."""
 
-    paths: tuple[tuple[int, ...], ...]
+    __slots__ = ("paths",)
+
+    def __init__(self, paths: tuple[tuple[int, ...], ...]) -> None:
+        self.paths: Final = paths
 
     @property
     def nbytes(self) -> int:
