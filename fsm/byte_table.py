@@ -18,7 +18,7 @@ import numpy as np
 
 from fsm.automaton import DEAD, ByteAutomaton
 from fsm.errors import ConstraintTooLarge, FsmError
-from fsm.successors import mark_discovered, successor_bounds
+from fsm.successors import mark_discovered, store_successors, successor_bounds
 
 
 class ByteTable:
@@ -71,18 +71,25 @@ class ByteTable:
         successors = np.ascontiguousarray(successors)  # the kernels take C arrays
         if successors.shape != (256,) or successors.dtype.kind not in "iu":
             raise FsmError(f"expand({state}) must return 256 integer successors")
-        if successors.dtype == np.int32:
+        stored = False
+        room = min(len(self.discovered), self.max_states)
+        if successors.dtype == np.int32 and self.num_rows < len(self.table) and state < room:
+            lowest, highest, stored = store_successors(  # the usual case: one call
+                successors, self.discovered, room, self.table, self.num_rows
+            )
+        elif successors.dtype == np.int32:
             lowest, highest = successor_bounds(successors)
         else:  # a foreign automaton's own dtype, checked before it is narrowed
             lowest, highest = int(successors.min()), int(successors.max())
         if lowest < DEAD:
             raise FsmError(f"expand({state}) returned a negative state other than DEAD")
-        self._mark(successors, max(highest, state))
-        if self.num_rows == len(self.table):
-            table = np.empty((2 * self.num_rows, 256), np.int32)
-            table[: self.num_rows] = self.table
-            self.table = table
-        self.table[self.num_rows] = successors
+        if not stored:
+            self._mark(successors, max(highest, state))
+            if self.num_rows == len(self.table):
+                table = np.empty((2 * self.num_rows, 256), np.int32)
+                table[: self.num_rows] = self.table
+                self.table = table
+            self.table[self.num_rows] = successors
         self.row_of[state] = self.num_rows
         self.num_rows += 1
         self.final[state] = bool(final)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from fsm.automaton import DEAD
 from fsm.byte_table import ByteTable
 from fsm.errors import ConstraintTooLarge, FsmError
-from fsm.successors import mark_discovered, successor_bounds
+from fsm.successors import mark_discovered, store_successors, successor_bounds
 
 rows = st.lists(st.integers(-1, 299), min_size=256, max_size=256)
 
@@ -27,6 +27,46 @@ def test_bounds_and_marks_match_numpy(values):
     expected[7] = True
     expected[successors[successors != DEAD]] = True
     np.testing.assert_array_equal(discovered, expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-2, 299), min_size=256, max_size=256), st.integers(0, 310))
+def test_storing_successors_matches_numpy(values, room):
+    """One call checks, marks and copies exactly when every successor is ``DEAD`` or
+    below ``room``; otherwise it writes nothing (a negative state, no room)."""
+    successors = np.asarray(values, np.int32)
+    discovered = np.zeros(300, np.bool_)
+    discovered[7] = True
+    table = np.full((4, 256), 9, np.int32)
+    lowest, highest, stored = store_successors(successors, discovered, room, table, 2)
+    assert (lowest, highest) == (int(successors.min()), int(successors.max()))
+    assert stored == (lowest >= DEAD and highest < room)
+    expected_discovered = np.zeros(300, np.bool_)
+    expected_discovered[7] = True
+    expected_table = np.full((4, 256), 9, np.int32)
+    if stored:
+        expected_discovered[successors[successors != DEAD]] = True
+        expected_table[2] = successors
+    np.testing.assert_array_equal(discovered, expected_discovered)
+    np.testing.assert_array_equal(table, expected_table)
+
+
+@pytest.mark.parametrize("max_states", [41, 40])
+def test_expand_past_the_arrays_grows_them_or_refuses_the_bound(max_states):
+    """A successor beyond the arrays' room takes the slow path: grown within the
+    automaton's bound, refused past it, and nothing is copied in before the refusal."""
+    successors = np.full(256, DEAD, np.int32)
+    successors[ord("a")] = 40
+    table = ByteTable(_Fixed(successors), max_states=max_states)
+    table.discover_state(3)
+    if max_states == 40:
+        with pytest.raises(ConstraintTooLarge):
+            table.expand(3)
+        assert not table.is_expanded(3) and not table.is_known(40)
+        return
+    table.expand(3)
+    np.testing.assert_array_equal(table.row(3), successors)
+    assert table.is_known(40) and len(table.discovered) > 40
 
 
 class _Fixed:
