@@ -405,7 +405,7 @@ class IndexCore:
         finally:
             self._bytes.budget = None
         row = len(self._rows)
-        walked.mask.flags.writeable = False  # the row's own array: handed out as is
+        walked.mask.setflags(write=False)  # the row's own array: handed out as is
         self._masks.append(walked.mask)
         self._rows.append(walked)
         self._row_of[state] = row

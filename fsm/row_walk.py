@@ -300,6 +300,11 @@ class RowWalker:
         distinct = _distinct_states(states)
         if len(distinct) == 1:
             return self._below(nodes, distinct[0])
+        if self.parts is None:  # nothing is taken apart: expanded, walked in one call
+            for state in distinct:
+                if not self.table.is_expanded(state):
+                    self.table.expand(state)
+            return self._plain(nodes, states)
         found: Found = []
         plain = np.ones(len(nodes), np.bool_)
         for state in distinct:
