@@ -43,17 +43,12 @@ def store_successors(successors, discovered, limit, table, row):
     automaton's bound): then every live one is marked discovered and the successors are
     copied into ``table[row]``. Otherwise nothing is written, and the caller grows the
     arrays, refuses the bound or the row (``ByteTable.expand``)."""
-    lowest = highest = successors[0]
-    for successor in successors:
-        if successor < lowest:
-            lowest = successor
-        elif successor > highest:
-            highest = successor
+    lowest, highest = successor_bounds(successors)
     if lowest < DEAD or highest >= limit:
-        return int(lowest), int(highest), False
+        return lowest, highest, False
     for byte in range(successors.shape[0]):
         successor = successors[byte]
         table[row, byte] = successor
         if successor != DEAD:
             discovered[successor] = True
-    return int(lowest), int(highest), True
+    return lowest, highest, True
