@@ -77,7 +77,9 @@ class IndexCore:
     """Everything ``fsm.TokenIndex`` does (its docstring is the API), compiled
     (``fsm.native``). ``TokenIndex`` is a Python class over it: a compiled class takes
     no weak references (device mirrors key on them, ``backends.masks``) and no patched
-    methods. Calls through the subclass cost ~20 ns more than on a compiled one."""
+    methods. Allowing the subclass costs a little: a method making one call on ``self``
+    took 383 ns through it, 291 ns on a compiled class that allows none, 574 ns
+    interpreted (a scratch module, fifty-second session)."""
 
     def __init__(
         self,

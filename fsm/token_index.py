@@ -9,7 +9,12 @@ takes no weak references and no patched methods, and users, device mirrors
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from fsm.automaton import ByteAutomaton
 from fsm.index_core import IndexCore
+from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
+from fsm.vocabulary import Vocabulary
 
 
 class TokenIndex(IndexCore):
@@ -41,3 +46,26 @@ class TokenIndex(IndexCore):
         >>> index.allowed_tokens(start).tolist(), index.is_final(index.next_state(start, 2))
         ([0, 2], True)
     """
+
+    def __init__(
+        self,
+        automaton: ByteAutomaton,
+        vocabulary: Vocabulary,
+        *,
+        max_states: int = DEFAULT_MAX_STATES,
+        eager: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        share_lexemes: bool = True,
+        max_row_states: int = DEFAULT_MAX_ROW_STATES,
+    ) -> None:
+        # spelled out so the signature reads the same compiled or not: ``inspect`` cannot
+        # read a compiled ``__init__``'s (help(), docs/api.md)
+        super().__init__(
+            automaton,
+            vocabulary,
+            max_states=max_states,
+            eager=eager,
+            progress=progress,
+            share_lexemes=share_lexemes,
+            max_row_states=max_row_states,
+        )
