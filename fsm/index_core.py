@@ -59,9 +59,9 @@ before the plain search takes over (a schema with hundreds of keys nests that de
 MAX_TAKEN = 1 << 14
 """Transitions ``next_state`` remembers (then it forgets them all and starts again): a
 warm decode step is a dict lookup, not a binary search over the row. Keyed by the
-``(state, token)`` pair as given: numpy's integers hash and compare as Python's, and
-only pairs of a known state and an in-range token are stored, so a hit needs no
-checks."""
+``(state, token)`` pair as Python ints and read only for Python ints (numpy's go
+through ``operator.index`` first); only pairs of a known state and an in-range token
+are stored, so a hit needs no checks."""
 
 _NOT_SEARCHED = object()  # memo sentinel
 
