@@ -301,16 +301,27 @@ class ColdWorker(Worker):
 
 
 def _record() -> dict:
-    return {"totals": [], "cold": [], "warm": [], "rejected": 0, "failed": 0, "errors": Counter()}
+    """One engine's results; ``labels`` names the case or schema of each of ``totals``
+    (engines fail on different schemas, so pair them by label, not by position)."""
+    return {
+        "totals": [],
+        "labels": [],
+        "cold": [],
+        "warm": [],
+        "rejected": 0,
+        "failed": 0,
+        "errors": Counter(),
+    }
 
 
-def _add(record: dict, answer: dict) -> None:
+def _add(record: dict, answer: dict, label: str) -> None:
     if "error" in answer:
         record["failed"] += 1
         record["errors"][answer["error"][:70]] += 1
         return
     for walk in answer["walks"]:
         record["totals"].append((walk["compile"] + sum(walk["cold"])) / 1e6)  # ms
+        record["labels"].append(label)
         record["cold"] += walk["cold"]
         record["warm"] += walk["warm"]
         record["rejected"] += not walk["accepted"]
@@ -333,13 +344,13 @@ def run_cases(
             for name, worker in _rotated(workers, turn):
                 worker.ask(warm_up)
                 for _ in range(reps):
-                    _add(results[case][name], worker.ask(request))
+                    _add(results[case][name], worker.ask(request), case)
         return results
     asked = 0
     for _ in range(reps):
         for case, request in requests.items():
             for name, worker in _rotated(workers, asked):
-                _add(results[case][name], worker.ask(request))
+                _add(results[case][name], worker.ask(request), case)
             asked += 1
     return results
 
@@ -373,6 +384,7 @@ def run_sample(
     results = {name: _record() for name in workers}
     requests = [
         {
+            "name": entry["name"],
             "kind": "json",
             "source": entry["schema"],
             "instances": [
@@ -388,7 +400,7 @@ def run_sample(
             if warm_up is not None:
                 worker.ask(warm_up)
             for request in requests[first : first + block]:
-                _add(results[name], worker.ask(request))
+                _add(results[name], worker.ask(request), request["name"])
         done = min(first + block, len(requests))
         if done // 25 > first // 25:
             print(
