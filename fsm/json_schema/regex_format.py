@@ -10,10 +10,12 @@ is one literal as far as validity goes: outside a character class it is rewritte
 ``a``; inside one only its last character can matter (the start of a range), and its
 first where it ends a range. What decides "cannot depend" is kept conservative: the
 run must follow a character that closes whatever came before it (``|``, ``)``, a
-quantifier, a one-character escape such as ``\\d``), and a prefix holding any of the
-spellings that the rewrite to Python reads across characters (``(?<``, ``\\k``,
-``\\c``, ``[]``) is left as it is. ``tests/fsm/test_regex_format.py`` checks the
-equivalence against ``accepts`` on random prefixes and continuations.
+quantifier, a one-character escape such as ``\\d``). A prefix holding a spelling that
+the rewrite to Python reads across characters (``[]``, ``[^]``, ``\\cA``) is first
+written as Python reads it, which ECMA 262 reads the same way (``_written_as_read``);
+one holding a named group or backreference (``(?<``, ``\\k``), whose reading ECMA 262
+refuses, is left as it is. ``tests/fsm/test_regex_format.py`` checks the equivalence
+against ``accepts`` on random prefixes and continuations.
 """
 
 from __future__ import annotations
@@ -50,16 +52,17 @@ _REPEATABLE = frozenset("dDsSwWfnrtv")
 _ONE_CHARACTER_ESCAPES = _UNREPEATABLE | _REPEATABLE
 """Escapes that end with their letter: the run after them is a literal."""
 
-_PUNCTUATION_ESCAPES = frozenset("|)(*+?.$^{}[]-/,:=!<>#&~%'\"@;`")
-"""Escaped punctuation: a literal of one character (not ``\\``, which ``\\a`` reads
-with the letter after it)."""
-
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
+_HEX_TEXT = frozenset(_HEX_DIGITS.decode())
 _JSON_ESCAPES = frozenset(b'"\\/bfnrt')
 """JSON's one-character escapes (besides ``\\u``), as byte values."""
 
 _CROSS_READ = ("(?<", "\\k", "\\c", "[]", "[^]")
 """Spellings that ``_ecma_to_python`` rewrites by reading across characters."""
+
+_NAMED = ("(?<", "\\k")
+"""The cross-read spellings whose Python reading ECMA 262 refuses (``(?P<``, ``(?P=``):
+a prefix holding one cannot be written as its reading."""
 
 _REFUSED = re.compile(r"\(\?[P#aimsux]|\\a")
 """Python's extensions (named groups ``(?P``, comments, inline flags) and ``\\a``,
@@ -118,13 +121,21 @@ class RegexSyntaxChecker:
         return regex_completions(text)
 
     def accepts(self, text: bytes) -> bool:
+        """Whether ``text`` decodes to a pattern Python's ``re`` compiles once
+        rewritten (``_ecma_to_python``). A pattern whose class, group or escape is
+        left open (``_closing``), most prefixes a row meets, is refused without a
+        compile: the parser would fail on it, and only a lookbehind's width error,
+        which the parser can raise first, is read as accepted."""
         try:
             pattern = json.loads(b'"' + text + b'"')
             if _REFUSED.search(pattern):
                 return False
+            read = _ecma_to_python(pattern)
+            if "(?<" not in read and _closing(read) != "":
+                return False  # left open, so Python's parser refuses it (see below)
             with warnings.catch_warnings():  # "possible nested set" and the like
                 warnings.simplefilter("ignore", FutureWarning)
-                re.compile(_ecma_to_python(pattern))
+                re.compile(read)
         except re.error as error:  # ECMA 262 allows variable-width lookbehind
             return "look-behind requires fixed-width" in str(error)
         except (ValueError, RecursionError, OverflowError):
@@ -150,19 +161,49 @@ def canonical_prefix(text: bytes) -> bytes:
         pattern = json.loads(b'"' + text[:cut] + b'"')
     except ValueError:
         return text  # no continuation decodes: the text is dead as it is
-    if any(spelling in pattern for spelling in _CROSS_READ) or _REFUSED.search(pattern):
+    if _REFUSED.search(pattern):
         return text
+    written = pattern
+    if any(spelling in pattern for spelling in _CROSS_READ):
+        read = _written_as_read(pattern)
+        if read is None:
+            return text
+        pattern = read
     shortened = _shorten_runs(pattern)
     tail = text[cut:]
-    if tail[:1] >= b"\xc0" and _shorten_runs(pattern + "x") == _shorten_runs(pattern + "y"):
-        tail = _utf8_representative(tail)
-    if shortened == pattern and tail == text[cut:]:
+    if tail[:1] >= b"\xc0":  # a character begun, which will be a literal
+        ahead = _shorten_runs(pattern + "x")
+        if ahead == _shorten_runs(pattern + "y"):
+            tail = _utf8_representative(tail)  # it will be shortened away
+        elif ahead.endswith("x"):
+            shortened = ahead[:-1]  # it will be kept: what is before it reads as then
+    if shortened == written and tail == text[cut:]:
         return text
     try:
         encoded = json.dumps(shortened, ensure_ascii=False)[1:-1].encode()
     except UnicodeEncodeError:  # a lone surrogate: keep the text as it was written
         return text
     return encoded + tail
+
+
+def _written_as_read(pattern: str) -> str | None:
+    """``pattern`` written as Python reads it (``[]`` as ``(?!)``, ``[^]`` as
+    ``[\\s\\S]``, ``\\cA`` as ``\\x01``), or None where that may change what a
+    continuation means.
+
+    The rewrite is textual, so it reads the same text the same way wherever a
+    continuation starts, unless a spelling straddles the cut: ``_python_reading`` is
+    None exactly when the pattern's end may begin one. ECMA 262 reads the three
+    replacements as Python does and the rewrite leaves them as they are, so the pattern
+    and its reading have one Python reading under every continuation. The named forms
+    are left alone: their reading (``(?P<``) is refused in ECMA 262. Without this,
+    every prefix after an empty class was a state of its own (a minute per mask)."""
+    if any(spelling in pattern for spelling in _NAMED):
+        return None
+    read = _python_reading(pattern)
+    if read is None or _python_reading(read) != read or _REFUSED.search(read):
+        return None
+    return read
 
 
 def _utf8_representative(begun: bytes) -> bytes:
@@ -299,14 +340,7 @@ def _item(pattern: str, i: int) -> tuple[str, int]:
     if char == "[":
         return _class_item(pattern, i)
     if char == "\\":
-        escaped = pattern[i + 1 : i + 2]
-        if escaped in _UNREPEATABLE:
-            return "assertion", i + 2
-        if not escaped or escaped in _LONG_ESCAPES:
-            return "unknown", i  # \x41, \1, \N{...}: not followed here
-        if escaped.isascii() and escaped.isalpha() and escaped not in _REPEATABLE:
-            return "refused", i  # a bad escape: \q, \p, \e
-        return "atom", i + 2
+        return _escape_item(pattern, i)
     if char == "{":
         return _brace(pattern, i)
     if char in "?+":
@@ -321,6 +355,22 @@ def _item(pattern: str, i: int) -> tuple[str, int]:
     if char == ")":
         return "close", i + 1
     return ("assertion" if char in "|^$" else "atom"), i + 1
+
+
+def _escape_item(pattern: str, i: int) -> tuple[str, int]:
+    """``_item`` at a backslash."""
+    escaped = pattern[i + 1 : i + 2]
+    if escaped in _UNREPEATABLE:
+        return "assertion", i + 2
+    if _code_of_escape(pattern, i) is not None:
+        return "atom", i + 2 + _code_digits(pattern, i)
+    if _bad_code_digits(pattern, i):
+        return "refused", i
+    if not escaped or escaped in _LONG_ESCAPES:
+        return "unknown", i  # \1, \N{...}, \x4 cut short: not followed here
+    if escaped.isascii() and escaped.isalpha() and escaped not in _REPEATABLE:
+        return "refused", i  # a bad escape: \q, \p, \e
+    return "atom", i + 2
 
 
 def _python_reading(pattern: str) -> str | None:
@@ -386,6 +436,11 @@ def _class_member(pattern: str, i: int) -> tuple[int | str, int]:
     if pattern[i] != "\\":
         return ord(pattern[i]), i + 1
     escaped = pattern[i + 1 : i + 2]
+    code = _code_of_escape(pattern, i)
+    if code is not None:
+        return code, i + 2 + _code_digits(pattern, i)
+    if _bad_code_digits(pattern, i):
+        return "refused", i
     if not escaped or escaped in _LONG_ESCAPES:
         return "unknown", i
     if escaped in _CLASS_CATEGORIES:
@@ -447,15 +502,8 @@ def _shorten_runs(pattern: str) -> str:
     while i < len(pattern):
         char = pattern[i]
         if char == "\\":
-            escaped = pattern[i + 1 : i + 2]
-            pieces.append(pattern[i : i + 2])
-            i += 2
-            end = _run_end(pattern, i, in_class)
-            if escaped in _ONE_CHARACTER_ESCAPES or escaped in _PUNCTUATION_ESCAPES:
-                pieces.append(_shortened(pattern[i:end], in_class, ends_range=False))
-            else:  # \x41, \1, \N{...}: the run is the escape's own digits or name
-                pieces.append(pattern[i:end])
-            i = end
+            escape, i = _escape_piece(pattern, i, in_class)
+            pieces.append(escape)
         elif char in (_LITERAL_INSIDE if in_class else _LITERAL_OUTSIDE) or char >= "\x80":
             end = _run_end(pattern, i, in_class)
             run = pattern[i:end]
@@ -467,6 +515,12 @@ def _shorten_runs(pattern: str) -> str:
                 pieces.append(run[0] + _shortened(run[1:], in_class, ends_range=False))
             else:  # after "(?" or "{": a group's kind or flags, a count, a name
                 pieces.append(run)
+            i = end
+        elif in_class and char == "-":
+            end = i
+            while pattern[end : end + 1] == "-":
+                end += 1
+            pieces.append("-" * _dashes_kept(end - i))
             i = end
         else:
             if in_class and char == "]":
@@ -480,6 +534,69 @@ def _shorten_runs(pattern: str) -> str:
             pieces.append(char)
             i += 1
     return "".join(pieces)
+
+
+def _escape_piece(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
+    """An escape at ``i`` and the run of literals after it, shortened where the escape
+    is whole (one character, or a code and its digits), and where they end."""
+    escaped = pattern[i + 1 : i + 2]
+    width = 2 + _code_digits(pattern, i)
+    end = _run_end(pattern, i + width, in_class)
+    run = pattern[i + width : end]
+    if width > 2 or escaped in _ONE_CHARACTER_ESCAPES or _literal_escape(escaped):
+        run = _shortened(run, in_class, ends_range=False)
+    # else \x4, \1, \N{...}: the run is the escape's own digits or name
+    return pattern[i : i + width] + run, end
+
+
+_CODE_DIGITS = {"x": 2, "u": 4, "U": 8}
+"""Escapes that read a character's code in a fixed number of hex digits."""
+
+
+def _code_digits(pattern: str, start: int) -> int:
+    """The hex digits of a whole ``\\x41``, ``\\u0041`` or ``\\U00000041`` escape at
+    ``start`` (0 for any other escape, or one whose digits are not all there yet): the
+    parser reads exactly that many, so a run after them is a literal of its own."""
+    count = _CODE_DIGITS.get(pattern[start + 1 : start + 2], 0)
+    digits = pattern[start + 2 : start + 2 + count]
+    if count and len(digits) == count and all(digit in _HEX_TEXT for digit in digits):
+        return count
+    return 0
+
+
+def _code_of_escape(pattern: str, start: int) -> int | None:
+    """The character code a whole ``\\x``, ``\\u`` or ``\\U`` escape at ``start``
+    stands for, where Python takes it (None otherwise: past U+10FFFF it is refused)."""
+    digits = _code_digits(pattern, start)
+    if not digits:
+        return None
+    code = int(pattern[start + 2 : start + 2 + digits], 16)
+    return code if code <= 0x10FFFF else None
+
+
+def _bad_code_digits(pattern: str, start: int) -> bool:
+    """Whether a ``\\x``, ``\\u`` or ``\\U`` escape at ``start`` has a character that
+    is no hex digit where its digits go (Python's parser calls it incomplete)."""
+    count = _CODE_DIGITS.get(pattern[start + 1 : start + 2], 0)
+    digits = pattern[start + 2 : start + 2 + count]
+    return any(digit not in _HEX_TEXT for digit in digits)
+
+
+def _literal_escape(escaped: str) -> bool:
+    """Whether a backslash and ``escaped`` are one literal character and no more: any
+    character but an ASCII letter or digit (which may read on or be refused) and a
+    backslash (``\\a`` is refused as written, reading across an escaped backslash)."""
+    return bool(escaped) and escaped != "\\" and not (escaped.isascii() and escaped.isalnum())
+
+
+def _dashes_kept(count: int) -> int:
+    """How many of ``count`` dashes in a row inside a class to keep. The parser reads a
+    class as members, each maybe ``-`` and another member (a range), so past the first
+    two dashes (which may end a range begun before them) each three dashes are one
+    range ``-`` to ``-`` and bring it back where it was: a run of five or more reads as
+    two, three or four. Without this, a vocabulary's rules of dashes made one state per
+    length inside ``[``."""
+    return count if count < 5 else 2 + (count - 2) % 3
 
 
 def _closes(pattern: str, i: int) -> bool:
@@ -509,11 +626,13 @@ def _run_end(pattern: str, start: int, in_class: bool) -> int:
 def _shortened(run: str, in_class: bool, ends_range: bool) -> str:
     """A run of literals as short as its context allows: one ``a`` outside a class;
     inside one its last character (a range may start there), after its first where
-    the run ends a range."""
+    the run ends a range. A run ending in ``(?`` keeps both: with a letter after them
+    they are a refused spelling (``_REFUSED`` reads the text, classes too)."""
     if not run:
         return run
     if not in_class:
         return "a"
-    if ends_range and len(run) > 1:
-        return run[0] + run[-1]
-    return run[-1]
+    kept = 2 if run.endswith("(?") else 1
+    if ends_range and len(run) > kept:
+        return run[0] + run[-kept:]
+    return run[-kept:]

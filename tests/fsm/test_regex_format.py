@@ -45,6 +45,9 @@ def prefixes(text: bytes) -> list[bytes]:
 @example("[\\d-", "z]")  # a set as the end of a range
 @example("[\\q", "]")  # a bad escape in a class, and out of one
 @example("\\q", "")
+@example("[a(?", "a]")  # "(?a" is refused as written, inside a class too
+@example("[xé", "-z]")  # a character begun after a member: that member is done
+@example("[]abc", "|x")  # an empty class, then runs merged
 def test_a_merged_prefix_has_the_same_continuations(pattern: str, rest: str) -> None:
     """Equivalence against the reference: for every cut of an encoded pattern (inside a
     JSON escape too), the merged prefix followed by any continuation is accepted exactly
@@ -97,7 +100,7 @@ def test_prefixes_whose_letters_matter_are_kept():
         b"\\N{LATIN",  # a character's name
         b"(?<name",  # a name, and rewritten for Python
         b"\\\\k<a",  # a named backreference
-        b"\\\\x41",  # an escape's own digits
+        b"\\\\x4",  # an escape's own digits, not all there yet
         b"\\\\\\\\bcd",  # after an escaped backslash
         b"\\u00",  # an escape cut short: nothing decodes yet
     ):
@@ -121,3 +124,51 @@ def test_matches_asks_the_checker_once_as_its_derivatives_would(prefix: str, res
     for byte in continuation:
         reference = derivative(reference, byte)
     assert matches(leaf, continuation) == nullable(reference), (text, continuation)
+
+
+def test_cross_read_spellings_merge_as_python_reads_them():
+    """The merge reaches past an empty class and a control escape: what follows them
+    is shortened, written as Python reads them."""
+    assert canonical_prefix(b"[]abc") == canonical_prefix(b"[]xyz") == b"(?!)a"
+    assert canonical_prefix(b"[^]hello") == b"[\\\\s\\\\S]a"
+    assert canonical_prefix(b"\\\\cAbcd") == b"\\\\x01a"
+    assert canonical_prefix(b"[\\\\u0041xyz") == b"[\\\\u0041z"  # a code's digits, then a run
+    assert canonical_prefix(b"[](") == b"[]("  # the end may begin a spelling: kept
+
+
+CLASS_STARTS = ["[", "[^", "[a", "[z", "[\\d", "[a-", "[\\n", "[#", "a[]b[x"]
+"""Inside a class, before a run of dashes: nothing yet, a member (low, high, a set,
+an escape), a range begun, and a class after spellings that are rewritten."""
+
+CLASS_ENDS = ["", "]", "-]", "a]", "-a]", "--]", "-z]", "a-z]", "\\d]", "[]]", "]*", "-\\d]"]
+
+
+def test_runs_of_dashes_in_a_class_merge_to_the_same_continuations():
+    """Equivalence against the reference over every start and run length up to 11: a
+    run of dashes in a class, read as the parser reads members and ranges, is merged
+    with a shorter one exactly when every continuation agrees (all lengths past four
+    merge into two, three or four)."""
+    for start in CLASS_STARTS:
+        for count in range(1, 12):
+            prefix = encoded(start + "-" * count)
+            merged = canonical_prefix(prefix)
+            assert merged.count(b"-") <= start.count("-") + 4, (prefix, merged)
+            for end in CLASS_ENDS:
+                tail = encoded(end)
+                assert CHECKER.accepts(merged + tail) == CHECKER.accepts(prefix + tail), (
+                    prefix,
+                    merged,
+                    end,
+                )
+
+
+def test_escapes_of_one_character_end_where_the_parser_ends_them():
+    """A code escape reads exactly its hex digits and an escaped space or other
+    non-alphanumeric character is one literal: the run after either is merged, and
+    the errors after a code escape are seen (a quantifier too many, a range out of
+    order)."""
+    assert canonical_prefix(b"\\\\ Thessalon") == canonical_prefix(b"\\\\ pungent") == b"\\\\ a"
+    assert canonical_prefix(b"\\\\x4") == b"\\\\x4"  # digits still to come: kept
+    assert not CHECKER.viable(b"\\\\x01+++")
+    assert not CHECKER.viable(b"[\\\\x41-\\\\x40")
+    assert CHECKER.viable(b"[\\\\x40-\\\\x41")
