@@ -362,10 +362,11 @@ def _escape_item(pattern: str, i: int) -> tuple[str, int]:
     escaped = pattern[i + 1 : i + 2]
     if escaped in _UNREPEATABLE:
         return "assertion", i + 2
-    if _code_of_escape(pattern, i) is not None:
-        return "atom", i + 2 + _code_digits(pattern, i)
-    if _bad_code_digits(pattern, i):
+    digits, bad = _code_digits(pattern, i)
+    if bad:
         return "refused", i
+    if _code_of_escape(pattern, i, digits) is not None:
+        return "atom", i + 2 + digits
     if not escaped or escaped in _LONG_ESCAPES:
         return "unknown", i  # \1, \N{...}, \x4 cut short: not followed here
     if escaped.isascii() and escaped.isalpha() and escaped not in _REPEATABLE:
@@ -436,11 +437,12 @@ def _class_member(pattern: str, i: int) -> tuple[int | str, int]:
     if pattern[i] != "\\":
         return ord(pattern[i]), i + 1
     escaped = pattern[i + 1 : i + 2]
-    code = _code_of_escape(pattern, i)
-    if code is not None:
-        return code, i + 2 + _code_digits(pattern, i)
-    if _bad_code_digits(pattern, i):
+    digits, bad = _code_digits(pattern, i)
+    if bad:
         return "refused", i
+    code = _code_of_escape(pattern, i, digits)
+    if code is not None:
+        return code, i + 2 + digits
     if not escaped or escaped in _LONG_ESCAPES:
         return "unknown", i
     if escaped in _CLASS_CATEGORIES:
@@ -540,7 +542,7 @@ def _escape_piece(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
     """An escape at ``i`` and the run of literals after it, shortened where the escape
     is whole (one character, or a code and its digits), and where they end."""
     escaped = pattern[i + 1 : i + 2]
-    width = 2 + _code_digits(pattern, i)
+    width = 2 + _code_digits(pattern, i)[0]
     end = _run_end(pattern, i + width, in_class)
     run = pattern[i + width : end]
     if width > 2 or escaped in _ONE_CHARACTER_ESCAPES or _literal_escape(escaped):
@@ -553,33 +555,26 @@ _CODE_DIGITS = {"x": 2, "u": 4, "U": 8}
 """Escapes that read a character's code in a fixed number of hex digits."""
 
 
-def _code_digits(pattern: str, start: int) -> int:
-    """The hex digits of a whole ``\\x41``, ``\\u0041`` or ``\\U00000041`` escape at
-    ``start`` (0 for any other escape, or one whose digits are not all there yet): the
-    parser reads exactly that many, so a run after them is a literal of its own."""
+def _code_digits(pattern: str, start: int) -> tuple[int, bool]:
+    """For a ``\\x41``, ``\\u0041`` or ``\\U00000041`` escape at ``start``: how many
+    hex digits it has when whole (0 for any other escape, or one whose digits are not
+    all there yet; the parser reads exactly that many, so a run after them is a
+    literal of its own), and whether a character where its digits go is no hex digit
+    (the parser calls it incomplete)."""
     count = _CODE_DIGITS.get(pattern[start + 1 : start + 2], 0)
     digits = pattern[start + 2 : start + 2 + count]
-    if count and len(digits) == count and all(digit in _HEX_TEXT for digit in digits):
-        return count
-    return 0
+    bad = any(digit not in _HEX_TEXT for digit in digits)
+    return (count if len(digits) == count and not bad else 0), bad
 
 
-def _code_of_escape(pattern: str, start: int) -> int | None:
-    """The character code a whole ``\\x``, ``\\u`` or ``\\U`` escape at ``start``
-    stands for, where Python takes it (None otherwise: past U+10FFFF it is refused)."""
-    digits = _code_digits(pattern, start)
+def _code_of_escape(pattern: str, start: int, digits: int) -> int | None:
+    """The character code a whole ``\\x``, ``\\u`` or ``\\U`` escape at ``start`` with
+    ``digits`` hex digits (``_code_digits``) stands for, where Python takes it (None
+    otherwise: past U+10FFFF it is refused)."""
     if not digits:
         return None
     code = int(pattern[start + 2 : start + 2 + digits], 16)
     return code if code <= 0x10FFFF else None
-
-
-def _bad_code_digits(pattern: str, start: int) -> bool:
-    """Whether a ``\\x``, ``\\u`` or ``\\U`` escape at ``start`` has a character that
-    is no hex digit where its digits go (Python's parser calls it incomplete)."""
-    count = _CODE_DIGITS.get(pattern[start + 1 : start + 2], 0)
-    digits = pattern[start + 2 : start + 2 + count]
-    return any(digit not in _HEX_TEXT for digit in digits)
 
 
 def _literal_escape(escaped: str) -> bool:
