@@ -38,26 +38,33 @@ def test_each_engine_is_asked_first_in_turn(cold_masks, engines):
 
 
 class _RecordingWorker:
-    """Stands for an engine's worker: logs each request it is asked, answers no walks."""
+    """Stands for an engine's worker: logs each request it is asked, answers one empty
+    accepted walk."""
 
     def __init__(self, name: str, log: list[tuple[str, object]]) -> None:
         self.name, self.log = name, log
 
     def ask(self, request: dict) -> dict:
         self.log.append((self.name, request["source"]))
-        return {"walks": []}
+        return {"walks": [{"compile": 0, "cold": [], "warm": [], "accepted": True}]}
 
 
 @pytest.mark.parametrize(("schemas", "block"), [(7, 3), (6, 3), (5, 1)])
 def test_sample_blocks_run_back_to_back_after_a_warm_up(cold_masks, monkeypatch, schemas, block):
     """Each engine walks every schema once, ``block`` at a time back to back after one
     untimed warm-up request, engines in turn with the first one rotating per block;
-    ``block`` 1 asks one schema at a time with no warm-up (the interleaved mode)."""
+    ``block`` 1 asks one schema at a time with no warm-up (the interleaved mode). Each
+    walk is labelled with its schema's name, the warm-up's walks are not recorded."""
     monkeypatch.setattr(cold_masks, "_encode", lambda tokenizer, data, kind: [0])
     log: list[tuple[str, object]] = []
     workers = {name: _RecordingWorker(name, log) for name in ("a", "b")}
-    entries = [{"schema": k, "tests": [{"valid": True, "data": k}]} for k in range(schemas)]
-    cold_masks.run_sample(workers, None, entries, block)
+    entries = [
+        {"name": f"s{k}", "schema": k, "tests": [{"valid": True, "data": k}]}
+        for k in range(schemas)
+    ]
+    results = cold_masks.run_sample(workers, None, entries, block)
+    for name in workers:
+        assert results[name]["labels"] == [f"s{k}" for k in range(schemas)]
     warm_up = cold_masks.WARMUP_SCHEMA[0]
     expected = []
     for turn, first in enumerate(range(0, schemas, block)):
