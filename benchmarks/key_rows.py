@@ -11,7 +11,11 @@ fresh and walk the instance token by token, in the workers of ``cold_masks.py`` 
 engine in its own process, engines in turn, each block of ``--reps`` schemas after an
 untimed warm-up walk).
 
-    .venv/bin/python benchmarks/key_rows.py [--keys 5,10,30,70] [--reps 15] [--write]
+    .venv/bin/python benchmarks/key_rows.py [--keys 5,10,30,70] [--reps 15] [--before TREE]
+        [--write]
+
+``--before TREE`` adds ours imported from another checkout (a ``git worktree`` with its
+compiled modules built), asked in turn with the others: before / after in one run.
 
 Printed per key count and openness: the medians of compile + cold walk, of the first key
 row (the step right after ``{"``) and of the slowest step of each walk, per engine, and
@@ -148,10 +152,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", default="5,10,30,70", help="key counts, comma-separated")
     parser.add_argument("--reps", type=int, default=15, help="fresh schemas per row")
+    parser.add_argument("--before", help="also run ours from this other checkout")
     parser.add_argument("--write", action="store_true", help="write to docs/benchmarks.md")
     args = parser.parse_args()
     workers: dict[str, ColdWorker] = {}
-    for name in ENGINES:
+    before = [f"seqstate@{args.before}"] if args.before else []
+    for name in [ENGINES[0], *before, *ENGINES[1:]]:
         if name in MODULES and not have(MODULES[name]):
             print(f"note: {name} is not installed (pip install -e '.[peers]'); skipped")
             continue

@@ -73,6 +73,7 @@ class DerivativeAutomaton:
         self._prefixes: dict[tuple[int, bytes], int] = {}
         self._pending_prefixes: dict[int, tuple[int, bytes]] = {}
         self._literal_rests: dict[int, bytes] = {}  # ``after``'s states: the string left
+        self._strings: dict[tuple[int, int], list[bytes] | None] = {}  # ``lexeme_strings``'
         self._exit: int | None = None
         # counted lexemes' states by unit and closing (``counted_states``), then by the
         # partial's index among the unit automaton's (which the two determine) and
@@ -138,9 +139,15 @@ class DerivativeAutomaton:
 
     def lexeme_strings(self, lexeme_state: int, limit: int) -> list[bytes] | None:
         """Every string a lexeme state accepts when they are at most ``limit``
-        (``terms.finite_strings``)."""
+        (``terms.finite_strings``); memoised: a row asks it of an object's keys before
+        walking them together (``fsm.row_walk``), then again as it walks each."""
+        key = lexeme_state, limit
+        if key in self._strings:
+            return self._strings[key]
         term = self._term(lexeme_state)
-        return finite_strings(term, limit) if isinstance(term, Lexeme) else None
+        found = finite_strings(term, limit) if isinstance(term, Lexeme) else None
+        self._strings[key] = found
+        return found
 
     def step(self, state: int, byte: int) -> int:
         """One derivative, numbered when live; memoised: the walks down an object's

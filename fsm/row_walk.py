@@ -73,6 +73,7 @@ from fsm.trie_walk import (
     follow_paths,
     in_trie_order,
     literal_tokens,
+    literal_tokens_of_texts,
     masks_up_to,
     pack_bitmask,
     walk_trie,
@@ -85,6 +86,11 @@ FEW_STRINGS = 64
 """A lexeme with at most this many strings is walked string by string (``_finite_walk``)."""
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
+_ROOT_BYTES = ROOT.tobytes()  # ``_literal_tokens``' cache key of a walk from the root
+KEYS_WALKED_TOGETHER = 12
+"""From this many new keys in one row their walks are found in one kernel call
+(``_keys_walked_together``): below it the call's fixed cost was more than it saved
+(``benchmarks/key_rows.py``: 3 keys 30-50 µs slower, 10 alike, 30-70 25-40% faster)."""
 _NONE = np.zeros(0, np.int32)
 FEW_STATES = 64
 """Up to this many, distinct states are found through a set: numpy's calls would cost
@@ -344,8 +350,65 @@ class RowWalker:
         branches = self.parts.branches(state)
         if branches is None:
             return None
+        if nodes is ROOT:
+            self._keys_walked_together(branches)
         # side by side: a token several branches read leads to their union (TokenRow)
         return [block for branch in branches for block in self._below(nodes, branch)]
+
+    def _keys_walked_together(self, branches: tuple[int, ...]) -> None:
+        """Keeps in the vocabulary's cache, from one kernel call, the root walks of the
+        branches' keys it does not hold yet (``_literal_tokens``): the named keys of an
+        object a row meets, each a kernel call of its own otherwise, which cost more
+        than the key's walk (``literal_tokens_of_texts``)."""
+        shared = self.shared
+        if shared is None or len(branches) < KEYS_WALKED_TOGETHER:
+            return
+        assert self.parts is not None
+        texts: dict[bytes, None] = {}
+        for branch in branches:
+            split = self.parts.lexeme_split(branch)
+            if split is None or (split[0], None) in self._lexeme_walks:
+                continue  # not a lexeme, or walked by this index already
+            text = self._one_string(split[0])
+            if text is not None and shared.get(("literal", text, _ROOT_BYTES)) is None:
+                texts[text] = None
+        if len(texts) < KEYS_WALKED_TOGETHER:
+            return
+        listed = list(texts)
+        bounds = np.zeros(len(listed) + 1, np.int32)
+        np.cumsum([len(text) for text in listed], out=bounds[1:])
+        trie = self.trie
+        tokens, inverse, read, exits, at_token, at_read, at_exit = literal_tokens_of_texts(
+            trie.labels,
+            trie.ends,
+            trie.token_starts,
+            trie.token_ids,
+            ROOT,
+            np.frombuffer(b"".join(listed), np.uint8),
+            bounds,
+        )
+        token_at, read_at, exit_at = at_token.tolist(), at_read.tolist(), at_exit.tolist()
+        for k, text in enumerate(listed):
+            found = LiteralTokens(
+                tokens[token_at[k] : token_at[k + 1]],
+                inverse[token_at[k] : token_at[k + 1]],
+                read[read_at[k] : read_at[k + 1]],
+                exits[exit_at[k] : exit_at[k + 1]],
+            )
+            shared.put(("literal", text, _ROOT_BYTES), found)
+
+    def _one_string(self, lexeme: int) -> bytes | None:
+        """The one string of ``lexeme`` when its root walk reads it as a literal
+        (``_root_walk``: a key read in part, or a lexeme of one string), else None."""
+        assert self.parts is not None
+        parts = self.parts
+        text = parts.literal_text(lexeme)
+        if text is not None:
+            return text
+        if parts.lexeme_within(lexeme) is not None:
+            return None
+        strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
+        return strings[0] if strings is not None and len(strings) == 1 else None
 
     def _walk(
         self, nodes: np.ndarray, states: np.ndarray, stops: np.ndarray

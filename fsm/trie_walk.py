@@ -829,6 +829,62 @@ def literal_tokens(labels, ends, token_starts, token_ids, starts, data):
     return tokens, inverse, read[:distinct].copy(), exits
 
 
+@njit(
+    (READS_UINT8, READS_INT32, READS_INT32, READS_INT32, READS_INT32, READS_UINT8, READS_INT32),
+    cache=True,
+    nogil=True,
+)
+def literal_tokens_of_texts(labels, ends, token_starts, token_ids, starts, data, bounds):
+    """``literal_tokens`` of each text ``data[bounds[k] : bounds[k + 1]]`` below
+    ``starts``, in one call: the keys of an object met in one row (a call costs more than
+    a key's walk), each text's four arrays concatenated in turn.
+
+    Returns ``(tokens, inverse, read, exits, token_bounds, read_bounds, exit_bounds)``:
+    text ``k``'s tokens are ``tokens[token_bounds[k] : token_bounds[k + 1]]``, and so on;
+    its ``inverse`` indexes its own ``read``."""
+    texts = bounds.shape[0] - 1
+    parts = [
+        literal_tokens(
+            labels, ends, token_starts, token_ids, starts, data[bounds[k] : bounds[k + 1]]
+        )
+        for k in range(texts)
+    ]
+    token_bounds = np.zeros(texts + 1, np.int32)
+    read_bounds = np.zeros(texts + 1, np.int32)
+    exit_bounds = np.zeros(texts + 1, np.int32)
+    for k in range(texts):
+        token_bounds[k + 1] = token_bounds[k] + parts[k][0].shape[0]
+        read_bounds[k + 1] = read_bounds[k] + parts[k][2].shape[0]
+        exit_bounds[k + 1] = exit_bounds[k] + parts[k][3].shape[0]
+    tokens = np.empty(token_bounds[texts], np.int32)
+    inverse = np.empty(token_bounds[texts], np.int32)
+    read = np.empty(read_bounds[texts], np.int32)
+    exits = np.empty(exit_bounds[texts], np.int32)
+    for k in range(texts):
+        tokens[token_bounds[k] : token_bounds[k + 1]] = parts[k][0]
+        inverse[token_bounds[k] : token_bounds[k + 1]] = parts[k][1]
+        read[read_bounds[k] : read_bounds[k + 1]] = parts[k][2]
+        exits[exit_bounds[k] : exit_bounds[k + 1]] = parts[k][3]
+    return tokens, inverse, read, exits, token_bounds, read_bounds, exit_bounds
+
+
+_NO_INT32 = np.empty(0, np.int32)
+
+
+def literal_tokens_of_texts_py(labels, ends, token_starts, token_ids, starts, data, bounds):
+    """Plain-Python twin of ``literal_tokens_of_texts``."""
+    parts = [
+        literal_tokens_py(labels, ends, token_starts, token_ids, starts, data[a:b])
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+    ]
+    joined = [np.concatenate([_NO_INT32, *(part[i] for part in parts)]) for i in range(4)]
+    counted = [
+        np.concatenate([[0], np.cumsum([len(part[i]) for part in parts])]).astype(np.int32)
+        for i in (0, 2, 3)
+    ]
+    return (*(array.astype(np.int32) for array in joined), *counted)
+
+
 def literal_tokens_py(labels, ends, token_starts, token_ids, starts, data):
     """Plain-Python twin of ``literal_tokens``."""
     paths = follow_paths_py(labels, ends, starts, data)

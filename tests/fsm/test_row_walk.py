@@ -67,7 +67,7 @@ from fsm.terms import (
     thunk,
 )
 from fsm.token_row import mask_tokens
-from fsm.trie_walk import pack_bitmask
+from fsm.trie_walk import literal_tokens, pack_bitmask
 
 SCHEMAS = {
     "open object": {
@@ -292,6 +292,46 @@ def test_alternatives_met_in_one_state_are_walked_key_by_key(smol_tokenizer, smo
         assert a >= 0 and b >= 0
     assert fast.is_final(a) and plain.is_final(b)
     assert nested > 0, "the instance never met a union of alternatives"
+
+
+@pytest.mark.parametrize("other_keys", [True, False])
+def test_an_object_s_new_keys_are_walked_together_and_kept(smol_vocab, other_keys):
+    """The row after ``{"`` of an object whose key names the vocabulary has not met
+    keeps every key's walk from the root in the vocabulary's cache, all from one kernel
+    call, each what a walk of its own reads (``literal_tokens``), and the row is the
+    plain walk's."""
+    names = [f"qzv_{word}{k}" for k, word in enumerate(["alpha", "beta", "gamma", "delta"] * 4)]
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in names},
+        "additionalProperties": other_keys,
+    }
+    fast, plain = pair(JsonSchema(schema), smol_vocab)
+    a, b = fast.initial_state, plain.initial_state
+    for byte in b'{"':
+        a, b = fast.step_bytes(a, bytes((byte,))), plain.step_bytes(b, bytes((byte,)))
+    assert a >= 0 and b >= 0
+    np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+    trie = smol_vocab.trie
+    buffers = set()
+    for name in names:
+        text = name.encode() + b'"'
+        kept = smol_vocab.lexeme_walks.get(("literal", text, ROOT.tobytes()))
+        assert kept is not None, f"{name}'s walk is not kept"
+        buffers.add(id(kept.tokens.base))
+        alone = literal_tokens(
+            trie.labels,
+            trie.ends,
+            trie.token_starts,
+            trie.token_ids,
+            ROOT,
+            np.frombuffer(text, np.uint8),
+        )
+        for array, expected in zip(
+            (kept.tokens, kept.inverse, kept.read, kept.exits), alone, strict=True
+        ):
+            np.testing.assert_array_equal(array, expected)
+    assert len(buffers) == 1, "the keys were walked one call each"
 
 
 def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab):

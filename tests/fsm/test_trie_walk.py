@@ -36,6 +36,8 @@ from fsm.trie_walk import (
     in_trie_order,
     in_trie_order_py,
     literal_tokens,
+    literal_tokens_of_texts,
+    literal_tokens_of_texts_py,
     literal_tokens_py,
     masks_up_to,
     masks_up_to_py,
@@ -266,6 +268,37 @@ def test_in_trie_order_sorts_a_walk_by_rank_and_numbers_its_ends(vocab, data):
     )
     nodes = trie.token_nodes[ordered]
     assert (np.diff(nodes) >= 0).all() and (np.diff(distinct) > 0).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    vocabularies(),
+    st.lists(st.binary(max_size=5), max_size=5),
+    st.lists(st.integers(0, 60), max_size=3),
+)
+def test_literal_tokens_of_texts_are_each_text_s_in_turn(vocab, raws, picks):
+    """One call over several texts gives each text's ``literal_tokens`` in turn, its
+    arrays found by the bounds returned (batched == one call per text == the twin)."""
+    trie = vocab.trie
+    texts = [bytes(ALPHABET[b % 3] for b in raw) for raw in raws]
+    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
+    bounds = np.asarray([0, *np.cumsum([len(text) for text in texts])], np.int32)
+    arrays = (trie.labels, trie.ends, trie.token_starts, trie.token_ids, starts)
+    data = np.frombuffer(b"".join(texts), np.uint8)
+    got = literal_tokens_of_texts(*arrays, data, bounds)
+    for array, expected in zip(got, literal_tokens_of_texts_py(*arrays, data, bounds), strict=True):
+        np.testing.assert_array_equal(array, expected)
+    tokens, inverse, read, exits, at_token, at_read, at_exit = got
+    for k, text in enumerate(texts):
+        alone = literal_tokens(*arrays, np.frombuffer(text, np.uint8))
+        parts = (
+            tokens[at_token[k] : at_token[k + 1]],
+            inverse[at_token[k] : at_token[k + 1]],
+            read[at_read[k] : at_read[k + 1]],
+            exits[at_exit[k] : at_exit[k + 1]],
+        )
+        for array, expected in zip(parts, alone, strict=True):
+            np.testing.assert_array_equal(array, expected)
 
 
 @settings(max_examples=200, deadline=None)
