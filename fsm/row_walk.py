@@ -86,7 +86,7 @@ FEW_STRINGS = 64
 """A lexeme with at most this many strings is walked string by string (``_finite_walk``)."""
 ROOT = np.zeros(1, np.int32)
 ROOT.flags.writeable = False
-_ROOT_BYTES = ROOT.tobytes()  # ``_literal_tokens``' cache key of a walk from the root
+_ROOT_BYTES = ROOT.tobytes()  # ``_literal_key``'s nodes of a walk from the root
 KEYS_WALKED_TOGETHER = 12
 """From this many new keys in one row their walks are found in one kernel call
 (``_keys_walked_together``): below it the call's fixed cost was more than it saved
@@ -370,7 +370,7 @@ class RowWalker:
             if split is None or (split[0], None) in self._lexeme_walks:
                 continue  # not a lexeme, or walked by this index already
             text = self._one_string(split[0])
-            if text is not None and shared.get(("literal", text, _ROOT_BYTES)) is None:
+            if text is not None and shared.get(_literal_key(text, _ROOT_BYTES)) is None:
                 texts[text] = None
         if len(texts) < KEYS_WALKED_TOGETHER:
             return
@@ -395,7 +395,7 @@ class RowWalker:
                 read[read_at[k] : read_at[k + 1]],
                 exits[exit_at[k] : exit_at[k + 1]],
             )
-            shared.put(("literal", text, _ROOT_BYTES), found)
+            shared.put(_literal_key(text, _ROOT_BYTES), found)
 
     def _one_string(self, lexeme: int) -> bytes | None:
         """The one string of ``lexeme`` when its root walk reads it as a literal
@@ -806,7 +806,7 @@ class RowWalker:
         """``literal_tokens`` of ``text`` below ``starts``, from the vocabulary's cache
         when an index walked the same string below the same nodes (a key's name recurs
         across schemas, and the rest of a key read in part across keys: ``"``, ``e"``)."""
-        key = ("literal", text, starts.tobytes())
+        key = _literal_key(text, starts.tobytes())
         known = None if self.shared is None else self.shared.get(key)
         if isinstance(known, LiteralTokens):
             return known
@@ -1106,6 +1106,12 @@ def _without(
         np.concatenate([exits, own.exits]).astype(np.int32),
         None if mask is None else cut,
     )
+
+
+def _literal_key(text: bytes, starts: bytes) -> tuple[str, bytes, bytes]:
+    """The vocabulary cache's key of ``text``'s ``LiteralTokens`` below the nodes
+    ``starts`` (their bytes): one spelling for the walks found one by one and together."""
+    return "literal", text, starts
 
 
 def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> tuple[tuple[int, ...], ...]:
