@@ -49,7 +49,7 @@ keeps the automaton from filling with states no row hands out.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -76,6 +76,8 @@ from fsm.trie_walk import (
     literal_tokens_of_texts,
     masks_up_to,
     pack_bitmask,
+    paths_of_texts,
+    tokens_at_nodes,
     walk_trie,
 )
 
@@ -784,7 +786,7 @@ class RowWalker:
         if len(strings) == 1:
             return self._literal_walk(lexeme, strings[0], starts)
         found, _ = self._down_strings(lexeme, strings, starts)
-        return found.walk()
+        return found
 
     def _literal_walk(self, lexeme: int, text: bytes, starts: np.ndarray = ROOT) -> _LexemeWalk:
         """The walk below ``starts`` of a lexeme of one string (an object key): the
@@ -847,10 +849,9 @@ class RowWalker:
         read off ``within``'s walk; where the lexeme dies on a path (a whole key read),
         nothing at or below that node is kept. A big walk of ``within`` is cut through
         its mask, not copied (``_CutWalk``)."""
-        own, state_at = self._down_strings(lexeme, sorted(apart))
+        own_walk, state_at = self._down_strings(lexeme, sorted(apart))
         starts, stops = self._cut_ranges(state_at)
         walked = self._in_trie_order(within)
-        own_walk = own.walk()
         mask = walked.packed(self.words)
         if mask is None:  # a small walk: copied, cut
             return _without(own_walk, walked, starts, stops, self.trie, self.words)
@@ -870,7 +871,7 @@ class RowWalker:
         starts, stops = self._cut_ranges(state_at)
         base = self._below_walk(nodes, within)
         ordered = base if base.nodes is not None else _in_node_order(base, self.trie, self.words)
-        return _without(own.walk(), ordered, starts, stops, self.trie, self.words)
+        return _without(own, ordered, starts, stops, self.trie, self.words)
 
     def _cut_ranges(self, state_at: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """The node ranges ``[starts[k], stops[k])`` that a walk within another
@@ -886,31 +887,59 @@ class RowWalker:
 
     def _down_strings(
         self, lexeme: int, strings: list[bytes], starts: np.ndarray = ROOT
-    ) -> tuple[_NodeTokens, dict[int, int]]:
+    ) -> tuple[_LexemeWalk, dict[int, int]]:
         """The tokens on the trie paths that ``strings`` spell below ``starts``
         (``follow_paths``), each ending in the lexeme state after its bytes (one
         ``step`` per prefix, shared by the strings and the starts through it), the
-        nodes where the lexeme ends, and the state at each node met; a path stops
-        where the lexeme dies or ends."""
+        nodes where the lexeme ends, and the state at each node met, in the order met;
+        a path stops where the lexeme dies or ends."""
         assert self.parts is not None
-        parts, trie, exit_state = self.parts, self.trie, self.parts.exit_state
-        found = _NodeTokens(trie)
+        parts, exit_state = self.parts, self.parts.exit_state
         state_at: dict[int, int] = {}
-        for text in strings:
-            for path in self._trie_paths(starts, text):
+        for text, paths in zip(strings, self._paths_of(starts, strings)):
+            for path in paths:
                 state = lexeme
                 for depth, node in enumerate(path):
                     known = state_at.get(node)
                     if known is None:
                         known = state_at[node] = parts.step(state, text[depth])
-                        if known != DEAD:
-                            found.add(node, known)
-                        if known == exit_state:
-                            found.exit(node)
                     state = known
                     if state == DEAD or state == exit_state:
                         break
-        return found, state_at
+        return self._walk_at(state_at), state_at
+
+    def _paths_of(self, starts: np.ndarray, strings: list[bytes]) -> list[Sequence[Sequence[int]]]:
+        """Each string's paths below ``starts`` (``_trie_paths``): from the vocabulary's
+        cache string by string, or for many strings (an object's key names, which "any
+        other key" walks down) by one kernel call, not kept: a call per name and its
+        cache entry cost more than the walk."""
+        if len(strings) < KEYS_WALKED_TOGETHER:
+            return [self._trie_paths(starts, text) for text in strings]
+        bounds = np.zeros(len(strings) + 1, np.int32)
+        np.cumsum([len(text) for text in strings], out=bounds[1:])
+        trie = self.trie
+        data = np.frombuffer(b"".join(strings), np.uint8)
+        nodes, path_bounds = paths_of_texts(trie.labels, trie.ends, starts, data, bounds)
+        listed, at = nodes.tolist(), path_bounds.tolist()
+        count = len(starts)
+        return [
+            [listed[at[p] : at[p + 1]] for p in range(k * count, (k + 1) * count)]
+            for k in range(len(strings))
+        ]
+
+    def _walk_at(self, state_at: dict[int, int]) -> _LexemeWalk:
+        """The walk of the tokens ending at the nodes of ``state_at`` (in its order),
+        each in the lexeme state there: none where the lexeme died, and the nodes with
+        children where it is over are its exits."""
+        assert self.parts is not None
+        trie = self.trie
+        nodes = np.fromiter(state_at.keys(), np.int32, len(state_at))
+        states = np.fromiter(state_at.values(), np.int32, len(state_at))
+        live = states != DEAD
+        nodes, states = nodes[live], states[live]
+        tokens, inverse, held = tokens_at_nodes(trie.token_starts, trie.token_ids, nodes)
+        over = (states == self.parts.exit_state) & (trie.ends[nodes] > nodes + 1)
+        return _LexemeWalk(tokens, inverse, states[held], nodes[over])
 
     def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
         """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once
@@ -1025,47 +1054,6 @@ def _canonical(items: list[Item]) -> tuple[Item, ...]:
     if len(items) == 1:  # most tokens: one block reads them
         return (items[0],)
     return tuple(sorted(set(items), key=lambda item: (isinstance(item, tuple), item)))
-
-
-class _NodeTokens:
-    """A lexeme walk built a trie node at a time: the tokens ending at each node added
-    with the lexeme state there, and the nodes with children where the lexeme ends."""
-
-    def __init__(self, trie: TokenTrie) -> None:
-        self.trie = trie
-        self.slices: list[tuple[int, int]] = []  # the tokens at each node added
-        self.ends: list[int] = []
-        self.exits: list[int] = []
-
-    def ends_tokens(self, node: int) -> bool:
-        """Whether some token ends at ``node``."""
-        starts = self.trie.token_starts
-        return bool(starts[node + 1] > starts[node])
-
-    def add(self, node: int, state: int) -> None:
-        """The tokens ending at ``node`` end in ``state``."""
-        if self.ends_tokens(node):
-            starts = self.trie.token_starts
-            self.slices.append((int(starts[node]), int(starts[node + 1])))
-            self.ends.append(state)
-
-    def exit(self, node: int) -> None:
-        """The lexeme ends at ``node``: an exit when tokens go on below it."""
-        if self.trie.ends[node] > node + 1:
-            self.exits.append(node)
-
-    def walk(self) -> _LexemeWalk:
-        token_ids = self.trie.token_ids
-        if len(self.slices) == 1:  # a key's path where one node ends tokens: no copy
-            start, stop = self.slices[0]
-            tokens, inverse = token_ids[start:stop], np.zeros(stop - start, np.int32)
-        else:
-            counts = [stop - start for start, stop in self.slices]
-            tokens = np.concatenate([_NONE, *(token_ids[a:b] for a, b in self.slices)])
-            inverse = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-        return _LexemeWalk(
-            tokens, inverse, np.asarray(self.ends, np.int32), np.asarray(self.exits, np.int32)
-        )
 
 
 def _without(

@@ -868,6 +868,91 @@ def literal_tokens_of_texts(labels, ends, token_starts, token_ids, starts, data,
     return tokens, inverse, read, exits, token_bounds, read_bounds, exit_bounds
 
 
+@njit((READS_UINT8, READS_INT32, READS_INT32, READS_UINT8, READS_INT32), cache=True, nogil=True)
+def paths_of_texts(labels, ends, starts, data, bounds):
+    """``follow_paths`` of each text ``data[bounds[k] : bounds[k + 1]]`` below each of
+    ``starts``, in one call: "any other key" walks down every key name of an object, and
+    a call per name cost more than its path.
+
+    Returns ``(nodes, path_bounds)``: text ``k``'s path below ``starts[r]`` is
+    ``nodes[path_bounds[p] : path_bounds[p + 1]]`` for ``p = k * len(starts) + r``, its
+    prefixes' nodes shortest first as far as the trie holds them (empty where the start
+    holds no first byte)."""
+    texts = bounds.shape[0] - 1
+    count = starts.shape[0]
+    nodes = np.empty(count * (bounds[texts] - bounds[0]), np.int32)
+    path_bounds = np.zeros(texts * count + 1, np.int32)
+    found = 0
+    for k in range(texts):
+        for r in range(count):
+            node = starts[r]
+            for i in range(bounds[k], bounds[k + 1]):
+                child = node + 1
+                while child < ends[node] and labels[child] != data[i]:
+                    child = ends[child]
+                if child >= ends[node]:
+                    break
+                nodes[found] = child
+                found += 1
+                node = child
+            path_bounds[k * count + r + 1] = found
+    return nodes[:found].copy(), path_bounds
+
+
+def paths_of_texts_py(labels, ends, starts, data, bounds):
+    """Plain-Python twin of ``paths_of_texts``."""
+    nodes, path_bounds = [], [0]
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        paths = follow_paths_py(labels, ends, starts, data[a:b])
+        for path in paths.tolist():
+            nodes.extend(node for node in path if node >= 0)
+            path_bounds.append(len(nodes))
+    return np.asarray(nodes, np.int32), np.asarray(path_bounds, np.int32)
+
+
+@njit((READS_INT32, READS_INT32, READS_INT32), cache=True, nogil=True)
+def tokens_at_nodes(token_starts, token_ids, nodes):
+    """The tokens ending at each of ``nodes``, node by node (a walk down key names whose
+    states are known per node: ``fsm.row_walk``).
+
+    Returns ``(tokens, inverse, held)``: ``held`` the positions in ``nodes`` of those
+    ending some token, in order; token ``i`` ends at ``nodes[held[inverse[i]]]``."""
+    count = 0
+    holding = 0
+    for k in range(nodes.shape[0]):
+        size = token_starts[nodes[k] + 1] - token_starts[nodes[k]]
+        count += size
+        holding += size > 0
+    tokens = np.empty(count, np.int32)
+    inverse = np.empty(count, np.int32)
+    held = np.empty(holding, np.int32)
+    found = 0
+    kept = 0
+    for k in range(nodes.shape[0]):
+        first, last = token_starts[nodes[k]], token_starts[nodes[k] + 1]
+        if last == first:
+            continue
+        held[kept] = k
+        for t in range(first, last):
+            tokens[found] = token_ids[t]
+            inverse[found] = kept
+            found += 1
+        kept += 1
+    return tokens, inverse, held
+
+
+def tokens_at_nodes_py(token_starts, token_ids, nodes):
+    """Plain-Python twin of ``tokens_at_nodes``."""
+    tokens, inverse, held = [], [], []
+    for k, node in enumerate(nodes.tolist()):
+        ids = token_ids[token_starts[node] : token_starts[node + 1]].tolist()
+        if ids:
+            tokens.extend(ids)
+            inverse.extend([len(held)] * len(ids))
+            held.append(k)
+    return tuple(np.asarray(values, np.int32) for values in (tokens, inverse, held))
+
+
 _NO_INT32 = np.empty(0, np.int32)
 
 

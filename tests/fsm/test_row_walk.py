@@ -35,6 +35,7 @@ from fsm.json_schema.numbers import NumberChecker
 from fsm.json_schema.strings import ANY_STRING, string_term
 from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import (
+    KEYS_WALKED_TOGETHER,
     ROOT,
     RowWalker,
     _CutWalk,
@@ -334,6 +335,39 @@ def test_an_object_s_new_keys_are_walked_together_and_kept(smol_vocab, other_key
     assert len(buffers) == 1, "the keys were walked one call each"
 
 
+def test_any_other_key_walks_down_many_names_as_down_each_one(smol_vocab):
+    """The walk of "any other key" down an object's 16 key names at once (their trie
+    paths from one kernel call), from the root and below the nodes of one and two
+    spaces (SmolLM2 has `` name``, not ``  name``), reads what its walks down each name
+    read: the same state at every node, each token ending in the same state, the same
+    exits."""
+    words = ["name", "description", "address", "value"] * 4
+    names = [f"{word}_{k}" for k, word in enumerate(words)]
+    schema = {"type": "object", "properties": {name: {"type": "integer"} for name in names}}
+    index = TokenIndex(automaton_of(JsonSchema(schema)), smol_vocab)
+    walker, parts = index._walker, index._walker.parts
+    state = index.step_bytes(index.initial_state, b'{"')
+    splits = [parts.lexeme_split(branch) for branch in parts.branches(state)]
+    (lexeme,) = [s[0] for s in splits if s is not None and parts.lexeme_within(s[0]) is not None]
+    apart = sorted(parts.lexeme_within(lexeme)[1])
+    assert len(apart) >= KEYS_WALKED_TOGETHER
+    spaces = sorted(walker._trie_paths(ROOT, text)[0][-1] for text in (b" ", b"  "))
+    for starts in (ROOT, np.asarray(spaces, np.int32)):
+        together, state_at = walker._down_strings(lexeme, apart, starts)
+        each = [walker._down_strings(lexeme, [name], starts) for name in apart]
+        assert state_at == {node: at for _, at_each in each for node, at in at_each.items()}
+        ends = dict(zip(together.tokens.tolist(), together.ends[together.inverse].tolist()))
+        assert len(ends) == len(together.tokens)
+        assert ends == {
+            token: end
+            for walk, _ in each
+            for token, end in zip(walk.tokens.tolist(), walk.ends[walk.inverse].tolist())
+        }
+        exits = {node for walk, _ in each for node in walk.exits.tolist()}
+        assert sorted(together.exits.tolist()) == sorted(exits)
+        assert len(ends) >= 8  # the names' paths end tokens below either start
+
+
 def test_a_row_numbers_its_joins_when_they_are_taken(smol_tokenizer, smol_vocab):
     """Inside an object key a row leads to tens of joins ("this key prefix, then the
     rest of the object"): taking a token numbers at most its own target, asking for
@@ -396,8 +430,7 @@ def test_a_key_s_walk_numbers_its_prefix_states_and_derives_them_when_asked(smol
     pending = [end for end in walked.ends.tolist() if end != automaton.exit_state]
     assert len(pending) >= 2 and all(end >= before for end in pending)
     assert all(end in automaton._pending_prefixes for end in pending), "derived eagerly"
-    stepped, _ = walker._down_strings(state, [b'description"'])
-    expected = stepped.walk()
+    expected, _ = walker._down_strings(state, [b'description"'])
     np.testing.assert_array_equal(walked.tokens, expected.tokens)
     np.testing.assert_array_equal(walked.exits, expected.exits)
     terms = [automaton.term(end) for end in walked.ends.tolist()]
@@ -943,7 +976,7 @@ def test_a_literal_s_trie_paths_kept_by_the_vocabulary_are_fresh_walks(smol_voca
                 assert len(shared) == held + (1 if kept_by_first else 0)
                 strings, _ = walker._down_strings(automaton.initial, [text], starts)
                 alone, _ = bare._down_strings(bare_automaton.initial, [text], starts)
-                found = walk_differences(strings.walk(), alone.walk(), automaton, bare_automaton)
+                found = walk_differences(strings, alone, automaton, bare_automaton)
                 assert found == []
 
 

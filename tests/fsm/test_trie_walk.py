@@ -45,6 +45,8 @@ from fsm.trie_walk import (
     pack_bitmask_py,
     pack_onto,
     pack_onto_py,
+    paths_of_texts,
+    paths_of_texts_py,
     position_in_trie_order,
     position_of,
     position_of_py,
@@ -59,6 +61,8 @@ from fsm.trie_walk import (
     scatter_targets,
     scatter_targets_py,
     search_trie_order,
+    tokens_at_nodes,
+    tokens_at_nodes_py,
     walk_trie,
     walk_trie_py,
 )
@@ -299,6 +303,54 @@ def test_literal_tokens_of_texts_are_each_text_s_in_turn(vocab, raws, picks):
         )
         for array, expected in zip(parts, alone, strict=True):
             np.testing.assert_array_equal(array, expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    vocabularies(),
+    st.lists(st.binary(max_size=5), max_size=5),
+    st.lists(st.integers(0, 60), max_size=3),
+)
+def test_paths_of_texts_are_each_text_s_paths_in_turn(vocab, raws, picks):
+    """One call over several texts gives, per text and start, the nodes ``follow_paths``
+    finds for that text below that start (batched == one call per text == the twin)."""
+    trie = vocab.trie
+    texts = [bytes(ALPHABET[b % 3] for b in raw) for raw in raws]
+    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
+    bounds = np.asarray([0, *np.cumsum([len(text) for text in texts])], np.int32)
+    data = np.frombuffer(b"".join(texts), np.uint8)
+    got = paths_of_texts(trie.labels, trie.ends, starts, data, bounds)
+    for array, expected in zip(
+        got, paths_of_texts_py(trie.labels, trie.ends, starts, data, bounds), strict=True
+    ):
+        np.testing.assert_array_equal(array, expected)
+    nodes, path_bounds = got
+    assert len(path_bounds) == len(texts) * len(starts) + 1
+    for k, text in enumerate(texts):
+        alone = follow_paths(trie.labels, trie.ends, starts, np.frombuffer(text, np.uint8))
+        for r in range(len(starts)):
+            p = k * len(starts) + r
+            path = nodes[path_bounds[p] : path_bounds[p + 1]].tolist()
+            assert path == [node for node in alone[r].tolist() if node >= 0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(vocabularies(), st.lists(st.integers(0, 200), max_size=8))
+def test_tokens_at_nodes_are_each_node_s_own_tokens_in_turn(vocab, picks):
+    """Each token ending at one of the nodes, node by node, with the position of its
+    node among those ending some: as the twin says, and as the tokens' nodes say."""
+    trie = vocab.trie
+    nodes = np.asarray([pick % trie.num_nodes for pick in picks], np.int32)
+    got = tokens_at_nodes(trie.token_starts, trie.token_ids, nodes)
+    for array, expected in zip(
+        got, tokens_at_nodes_py(trie.token_starts, trie.token_ids, nodes), strict=True
+    ):
+        np.testing.assert_array_equal(array, expected)
+    tokens, inverse, held = got
+    assert sorted(held.tolist()) == held.tolist() and len(set(held.tolist())) == len(held)
+    assert (trie.token_nodes[tokens] == nodes[held[inverse]]).all()
+    expected = sum(int(trie.token_starts[n + 1] - trie.token_starts[n]) for n in nodes.tolist())
+    assert len(tokens) == expected
 
 
 @settings(max_examples=200, deadline=None)
