@@ -4,7 +4,8 @@ The row of a state is a walk of the vocabulary trie (``fsm.trie_walk.walk_trie``
 the automaton's byte table. Below a trie node whose state is not expanded yet the walk
 stops; the state is expanded and the walk goes on below that node alone.
 
-A ``DecomposableAutomaton`` makes most of that work shareable:
+A ``DecomposableAutomaton`` (the walker takes the one there is, ``DerivativeAutomaton``:
+compiled calls through a protocol are Python calls) makes most of that work shareable:
 
 * **Lexemes.** When a state is "lexeme ``L``, then ``K``", a token is read inside ``L``
   the same way whatever ``K`` is, so the walk goes over ``L``'s own states (the table
@@ -53,9 +54,10 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from fsm.automaton import DEAD, DecomposableAutomaton
+from fsm.automaton import DEAD
 from fsm.byte_table import ByteTable
 from fsm.counted import counting_table
+from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.lexeme_cache import (
     CountedSelection,
     CountedWalk,
@@ -251,7 +253,7 @@ class RowWalker:
         table: ByteTable,
         trie: TokenTrie,
         vocab_size: int,
-        parts: DecomposableAutomaton | None,
+        parts: DerivativeAutomaton | None,
         shared: LexemeWalkCache | None = None,
     ) -> None:
         self.table = table
@@ -348,7 +350,7 @@ class RowWalker:
             ]
         split = self.parts.lexeme_split(state)
         if split is not None:
-            return self._through_lexeme(nodes, *split)
+            return self._through_lexeme(nodes, split[0], split[1])
         branches = self.parts.branches(state)
         if branches is None:
             return None
@@ -467,7 +469,7 @@ class RowWalker:
             return _CutWalk(base, own, known.starts, known.stops, known.mask, known.exits)
         within = parts.lexeme_within(lexeme)
         if within is not None:
-            cut = self._within_walk(lexeme, *within)
+            cut = self._within_walk(lexeme, within[0], within[1])
             if isinstance(cut, _CutWalk):
                 self._share_cut(key, cut, within[0])
                 return cut
@@ -586,7 +588,7 @@ class RowWalker:
             return known
         within = parts.lexeme_within(lexeme)
         if within is not None:
-            walked = self._within_below(nodes, lexeme, *within)
+            walked = self._within_below(nodes, lexeme, within[0], within[1])
         elif (strings := parts.lexeme_strings(lexeme, FEW_STRINGS)) is not None:
             walked = self._finite_walk(lexeme, strings, nodes)
         else:
@@ -726,7 +728,7 @@ class RowWalker:
         walked = known if isinstance(known, CountedWalk) else None
         units = None if walked is not None else self.parts.unit_automaton(plain)
         if units is not None:
-            walked = self._counted_of(*units)
+            walked = self._counted_of(units[0], units[1])
             if self.shared is not None:
                 self.shared.put(key, walked)
         self._counted_bases[key] = walked
