@@ -274,21 +274,30 @@ def test_in_trie_order_sorts_a_walk_by_rank_and_numbers_its_ends(vocab, data):
     assert (np.diff(nodes) >= 0).all() and (np.diff(distinct) > 0).all()
 
 
-@settings(max_examples=100, deadline=None)
-@given(
+def texts_below(trie: TokenTrie, raws: list[bytes], picks: list[int]) -> tuple:
+    """Texts over ``ALPHABET`` from ``raws``, the root and nodes picked as starts, the
+    texts' bounds and their bytes joined: a batched kernel's inputs."""
+    texts = [bytes(ALPHABET[b % 3] for b in raw) for raw in raws]
+    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
+    bounds = np.asarray([0, *np.cumsum([len(text) for text in texts])], np.int32)
+    return texts, starts, bounds, np.frombuffer(b"".join(texts), np.uint8)
+
+
+TEXTS_BELOW = (
     vocabularies(),
     st.lists(st.binary(max_size=5), max_size=5),
     st.lists(st.integers(0, 60), max_size=3),
 )
+
+
+@settings(max_examples=100, deadline=None)
+@given(*TEXTS_BELOW)
 def test_literal_tokens_of_texts_are_each_text_s_in_turn(vocab, raws, picks):
     """One call over several texts gives each text's ``literal_tokens`` in turn, its
     arrays found by the bounds returned (batched == one call per text == the twin)."""
     trie = vocab.trie
-    texts = [bytes(ALPHABET[b % 3] for b in raw) for raw in raws]
-    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
-    bounds = np.asarray([0, *np.cumsum([len(text) for text in texts])], np.int32)
+    texts, starts, bounds, data = texts_below(trie, raws, picks)
     arrays = (trie.labels, trie.ends, trie.token_starts, trie.token_ids, starts)
-    data = np.frombuffer(b"".join(texts), np.uint8)
     got = literal_tokens_of_texts(*arrays, data, bounds)
     for array, expected in zip(got, literal_tokens_of_texts_py(*arrays, data, bounds), strict=True):
         np.testing.assert_array_equal(array, expected)
@@ -306,19 +315,12 @@ def test_literal_tokens_of_texts_are_each_text_s_in_turn(vocab, raws, picks):
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    vocabularies(),
-    st.lists(st.binary(max_size=5), max_size=5),
-    st.lists(st.integers(0, 60), max_size=3),
-)
+@given(*TEXTS_BELOW)
 def test_paths_of_texts_are_each_text_s_paths_in_turn(vocab, raws, picks):
     """One call over several texts gives, per text and start, the nodes ``follow_paths``
     finds for that text below that start (batched == one call per text == the twin)."""
     trie = vocab.trie
-    texts = [bytes(ALPHABET[b % 3] for b in raw) for raw in raws]
-    starts = np.asarray([0, *(pick % trie.num_nodes for pick in picks)], np.int32)
-    bounds = np.asarray([0, *np.cumsum([len(text) for text in texts])], np.int32)
-    data = np.frombuffer(b"".join(texts), np.uint8)
+    texts, starts, bounds, data = texts_below(trie, raws, picks)
     got = paths_of_texts(trie.labels, trie.ends, starts, data, bounds)
     for array, expected in zip(
         got, paths_of_texts_py(trie.labels, trie.ends, starts, data, bounds), strict=True
