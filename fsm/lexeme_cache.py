@@ -247,37 +247,39 @@ class LexemeWalkCache:
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        # each walk with its ``nbytes``, read once when it is put
-        self._walks: OrderedDict[Hashable, tuple[CachedWalk, int]] = OrderedDict()
+        self._walks: OrderedDict[Hashable, CachedWalk] = OrderedDict()
+        # each walk's ``nbytes``, read once when it is put; apart from the walk, not a
+        # ``(walk, size)`` pair per entry: a pair holding a walk is one more object the
+        # cyclic collector tracks, and a service keeps thousands of entries
+        self._sizes: dict[Hashable, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> CachedWalk | None:
         with self._lock:
-            held = self._walks.get(key)
-            if held is None:
-                return None
-            self._walks.move_to_end(key)
-            return held[0]
+            walk = self._walks.get(key)
+            if walk is not None:
+                self._walks.move_to_end(key)
+            return walk
 
     def put(self, key: Hashable, walk: CachedWalk) -> None:
         size = walk.nbytes
         if size > self.max_bytes:
             return
         with self._lock:
-            old = self._walks.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._walks[key] = walk, size
-            self._bytes += size
+            self._bytes += size - self._sizes.get(key, 0)
+            self._walks[key] = walk
+            self._walks.move_to_end(key)
+            self._sizes[key] = size
             while self._bytes > self.max_bytes:
-                _, (_, evicted_size) = self._walks.popitem(last=False)
-                self._bytes -= evicted_size
+                evicted, _ = self._walks.popitem(last=False)
+                self._bytes -= self._sizes.pop(evicted)
 
     def clear(self) -> None:
         """Drop every walk (the next index walks its lexemes afresh)."""
         with self._lock:
             self._walks.clear()
+            self._sizes.clear()
             self._bytes = 0
 
     @property

@@ -1147,11 +1147,25 @@ def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
         return lexeme(derivative(term.item, byte))
     item = term.item
     rest = Thunk(
-        ("lexeme-except", within, apart),
-        lambda: derivative(item, byte),
-        item.needs_liveness_check,
+        ("lexeme-except", within, apart), _ItemDerivative(item, byte), item.needs_liveness_check
     )
     return Lexeme(rest, within, apart, _derived_bound(term, byte))
+
+
+class _ItemDerivative:
+    """``derivative(item, byte)`` when called: the body of a lexeme derivative's item
+    under its ``within`` promise (``_lexeme_derivative``). One object where a closure is
+    two (the function and its captured variables), for the cyclic collector to track:
+    a walk down an object's key names makes one per step, and most are never called."""
+
+    __slots__ = ("byte", "item")
+
+    def __init__(self, item: Term, byte: int) -> None:
+        self.item = item
+        self.byte = byte
+
+    def __call__(self) -> Term:
+        return derivative(self.item, self.byte)
 
 
 def _holds(item: Term, branch: Term) -> bool:

@@ -8,7 +8,7 @@ and length checks exact on the decoded text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from json.encoder import encode_basestring
 
@@ -22,6 +22,7 @@ from fsm.terms import (
     byte_set,
     cat,
     checked,
+    keyed_thunk,
     lexeme,
     literal,
     opt,
@@ -159,8 +160,16 @@ def _except_rest(suffixes: frozenset[str]) -> Term:
 
 
 def _except_child(suffixes: frozenset[str]) -> Term:
-    """``_except_rest`` built on first use, keyed by its suffixes."""
-    return thunk(("json-string-except", suffixes), lambda: _except_rest(suffixes))
+    """``_except_rest`` built on first use, keyed by its suffixes (one builder for all,
+    not a closure per thunk: ``keyed_thunk``)."""
+    return keyed_thunk(("json-string-except", suffixes), _except_rest_of_key)
+
+
+def _except_rest_of_key(key: Hashable) -> Term:
+    """``_except_rest`` of an ``_except_child`` key's suffixes."""
+    assert isinstance(key, tuple)
+    suffixes: frozenset[str] = key[1]
+    return _except_rest(suffixes)
 
 
 @lru_cache(maxsize=256)

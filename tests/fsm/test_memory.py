@@ -115,6 +115,23 @@ def test_shared_lexeme_walks_are_bounded_and_reused():
     assert len(cache) == 0 and cache.nbytes == 0
 
 
+def test_a_cache_entry_adds_no_object_for_the_collector_besides_its_walk():
+    """The cache keeps each walk's size apart from it, not in a ``(walk, size)`` pair:
+    a pair holding a walk is one more object the cyclic collector tracks, and every
+    full pass of the process scans the thousands a service's cache holds."""
+    from fsm.lexeme_cache import LexemeWalkCache, SharedLexemeWalk
+
+    array = np.zeros(4, np.int32)
+    walk_ = SharedLexemeWalk(array, array, (), array[:0])
+    cache = LexemeWalkCache()
+    gc.collect()
+    before = len(gc.get_objects())
+    for key in range(1000):
+        cache.put(key, walk_)
+    assert len(cache) == 1000
+    assert len(gc.get_objects()) - before < 50
+
+
 def test_a_key_s_trie_paths_count_the_memory_their_objects_take():
     """The small entries of the vocabulary's cache (a key's trie paths) are counted at
     what their objects take, not only their arrays' data, so that the cache's byte bound
