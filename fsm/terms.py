@@ -56,8 +56,6 @@ _HASH_BITS: Final = (1 << 61) - 1
 folding them (``_fold_hash``) allocates nothing."""
 _LOW_30: Final = (1 << 30) - 1
 _LOW_54: Final = (1 << 54) - 1
-CHECKED_STEPS: Final = 16384
-"""How many derivatives of checked terms (``_checked_step``) are kept, a few MB."""
 
 
 class Term:
@@ -1113,19 +1111,8 @@ def _derivative(term: Term, byte: int) -> Term:
     if isinstance(term, Checked):
         if byte not in term.checker.alphabet:
             return EMPTY
-        return _checked_step(term, byte)
+        return checked(term.checker, term.text + bytes((byte,)))
     raise TypeError(f"not a term: {term!r}")
-
-
-@lru_cache(maxsize=CHECKED_STEPS)
-def _checked_step(term: Checked, byte: int) -> Term:
-    """A checked term's derivative, shared by equal terms across compiles: a fresh
-    schema's checker is a new object, but an equal one (every schema's plain
-    ``integer``) reads a byte alike, and a step asks the checker's ``viable`` and
-    ``canonical`` (regular expressions, decimals: about 5 µs, fifteen of them per
-    number state expanded). Bounded, not memoised on the term: a shared term's memo
-    would keep every number a service writes (the note in ``derivative``)."""
-    return checked(term.checker, term.text + bytes((byte,)))
 
 
 def _lexeme_derivative(term: Lexeme, byte: int) -> Term:
