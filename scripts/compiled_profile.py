@@ -50,6 +50,8 @@ METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "index_core.py": ("IndexCore", ("_build_row", "next_state", "bitmask")),
     "byte_table.py": ("ByteTable", ("expand",)),
+    "token_row.py": ("TokenRow", ("__init__", "items_of", "merged")),
+    "lexeme_cache.py": ("LexemeWalkCache", ("get", "put")),
 }  # fmt: skip
 """Per module of ``fsm``: the class whose methods are timed, and those methods."""
 

@@ -1,0 +1,49 @@
+"""The places ``benchmarks/slow_steps.py`` sorts steps into, and its report's counts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def slow_steps(monkeypatch):
+    """The benchmark module, imported as its script imports its neighbours."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import slow_steps
+
+    yield slow_steps
+    for name in ("slow_steps", "fsm_compile", "_common"):
+        sys.modules.pop(name, None)
+
+
+def test_each_step_takes_the_place_of_the_text_before_it(slow_steps):
+    pieces = ['{"', "name", '":', ' "', "Ann", '",', ' "', "tags", '":', " [", "1", "]}"]
+    key, colon, opened, value, inside, elsewhere = slow_steps.PLACES
+    assert slow_steps.places_of(pieces) == [
+        elsewhere,  # nothing read yet
+        key,  # {"
+        inside,  # {"name: the key's quote is open
+        colon,  # {"name":
+        value,  # {"name": "
+        inside,  # {"name": "Ann
+        opened,  # ...",
+        key,  # ...", "
+        inside,  # ...", "tags
+        colon,  # ...", "tags":
+        opened,  # ...": [
+        elsewhere,  # ...": [1
+    ]
+
+
+def test_the_report_counts_the_steps_above_the_bound_by_place(slow_steps):
+    key, colon, *_ = slow_steps.PLACES
+    steps = [(500.0, "a", key), (300.0, "b", colon), (100.0, "a", key), (900.0, "notnames9", key)]
+    text = slow_steps.report(steps, 200.0, ["notnames9"])
+    assert "3 steps above 200 µs" in text
+    assert f"| {key} | 1 | 0 |" in text and f"| {colon} | 1 | 0 |" in text
+    assert "| notnames9 | 1 | 1 |" in text
