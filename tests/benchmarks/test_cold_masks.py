@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture
-def cold_masks(monkeypatch):
-    """The benchmark module, imported as its script imports its neighbours."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import cold_masks
-
-    yield cold_masks
-    for name in ("cold_masks", "fsm_compile", "_common"):
-        sys.modules.pop(name, None)
+def cold_masks(benchmark_script):
+    """The benchmark's module."""
+    return benchmark_script("cold_masks")
 
 
 @pytest.mark.parametrize("engines", [1, 2, 5])

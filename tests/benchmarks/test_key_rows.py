@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import random
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 TYPES = {"string": str, "integer": int, "boolean": bool}
 
 
 @pytest.fixture
-def key_rows(monkeypatch):
-    """The benchmark module, imported as its script imports its neighbours."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import key_rows
-
-    yield key_rows
-    for name in ("key_rows", "cold_masks", "fsm_compile", "_common"):
-        sys.modules.pop(name, None)
+def key_rows(benchmark_script):
+    """The benchmark's module."""
+    return benchmark_script("key_rows")
 
 
 class _Tokenizer:

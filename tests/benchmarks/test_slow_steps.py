@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture
-def slow_steps(monkeypatch):
-    """The benchmark module, imported as its script imports its neighbours."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import slow_steps
-
-    yield slow_steps
-    for name in ("slow_steps", "fsm_compile", "_common"):
-        sys.modules.pop(name, None)
+def slow_steps(benchmark_script):
+    """The benchmark's module."""
+    return benchmark_script("slow_steps")
 
 
 def test_each_step_takes_the_place_of_the_text_before_it(slow_steps):
