@@ -38,18 +38,23 @@ PLACES = (
 )
 
 
-def place(before: str) -> str:
-    """Where a step falls, by the JSON text read before it (one of ``PLACES``)."""
-    text = before.rstrip()
-    if text.endswith(('{"', ', "')):
+_TAIL = 4
+"""Characters of the text read that ``place`` looks at: its longest ending, ``": "``."""
+
+
+def place(tail: str, in_string: bool) -> str:
+    """Where a step falls (one of ``PLACES``): by the last characters of the JSON text
+    read before it, trailing whitespace dropped (``tail``), and whether a string is
+    open there (an odd count of quotes read)."""
+    if tail.endswith(('{"', ', "')):
         return PLACES[0]
-    if text.endswith(":"):
+    if tail.endswith(":"):
         return PLACES[1]
-    if text.endswith((",", "[", "{")):
+    if tail.endswith((",", "[", "{")):
         return PLACES[2]
-    if text.endswith(('": "', '["')):
+    if tail.endswith(('": "', '["')):
         return PLACES[3]
-    if text.count('"') % 2 == 1:
+    if in_string:
         return PLACES[4]
     return PLACES[5]
 
@@ -85,10 +90,13 @@ def walk_sample(sample: int, collector: bool) -> list[tuple[float, str, str]]:
 def places_of(pieces: Iterable[str]) -> list[str]:
     """The place of each step of a text read in ``pieces`` (its tokens, decoded one
     by one): the place of the text before the piece."""
-    text, found = "", []
+    raw, tail, quotes, found = "", "", 0, []
     for piece in pieces:
-        found.append(place(text))
-        text += piece
+        found.append(place(tail, quotes % 2 == 1))
+        if piece.strip():  # the text read no longer ends in whitespace: its tail moves
+            tail = (raw + piece).rstrip()[-_TAIL:]
+        raw = (raw + piece)[-_TAIL:]
+        quotes += piece.count('"')
     return found
 
 
