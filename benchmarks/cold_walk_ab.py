@@ -40,6 +40,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,42 +60,51 @@ def _setup() -> tuple[Any, Any, Any]:
     return fsm, tokenizer, fsm.Vocabulary.from_tokenizer(tokenizer)
 
 
-def _walk(fsm: Any, spec: Any, vocabulary: Any, tokens: list[int]) -> float:
-    """One fresh compile and cold walk, in ms."""
+def _walk(
+    fsm: Any, make_spec: Callable[[], Any], vocabulary: Any, tokens: list[int]
+) -> tuple[float, float]:
+    """One fresh compile and cold walk: the compile alone (the spec made, compiled, its
+    first mask built, as ``cold_masks.py`` times it) and the whole, in ms."""
     start = time.perf_counter_ns()
-    index = fsm.compile_index(spec, vocabulary)
+    index = fsm.compile_index(make_spec(), vocabulary)
     state = index.initial_state
+    index.bitmask(state)
+    compiled = time.perf_counter_ns()
     for token in tokens:
         index.bitmask(state)
         state = index.next_state(state, token)
-    return (time.perf_counter_ns() - start) / 1e6
+    return (compiled - start) / 1e6, (time.perf_counter_ns() - start) / 1e6
 
 
 def child_sample(reps: int, n: int) -> None:
-    """In a tree's process: per sample instance, the minimum compile + cold walk (ms;
-    None where the schema is refused), the collector off while timed, as JSON."""
+    """In a tree's process: per sample instance, the minimum compile + cold walk and
+    the minimum compile alone (ms; None where the schema is refused), the collector off
+    while timed, as JSON."""
     fsm, tokenizer, vocabulary = _setup()
     from fsm_compile import _encode, maskbench_sample
 
     gc.freeze()
     times: list[float | None] = []
+    compiles: list[float | None] = []
     for entry in maskbench_sample(n):
         for test in (t for t in entry["tests"] if t["valid"]):
             tokens = _encode(tokenizer, test["data"], "json")
-            best = None
+            best = best_compile = None
             for _ in range(reps):
                 gc.collect()
                 gc.disable()
                 try:
-                    spec = fsm.JsonSchema(entry["schema"])
-                    elapsed = _walk(fsm, spec, vocabulary, tokens)
-                    best = elapsed if best is None else min(best, elapsed)
+                    make_spec = partial(fsm.JsonSchema, entry["schema"])
+                    compiled, elapsed = _walk(fsm, make_spec, vocabulary, tokens)
+                    best = _least(best, elapsed)
+                    best_compile = _least(best_compile, compiled)
                 except fsm.FsmError:
                     pass
                 finally:
                     gc.enable()
             times.append(best)
-    print(json.dumps({"native": bool(fsm.NATIVE), "times": times}))
+            compiles.append(best_compile)
+    print(json.dumps({"native": bool(fsm.NATIVE), "times": times, "compiles": compiles}))
 
 
 def child(reps: int) -> None:
@@ -105,9 +116,9 @@ def child(reps: int) -> None:
     best: dict[str, float] = {}
     for name, (kind, source, value) in CASES.items():
         tokens = _encode(tokenizer, value, kind)
+        make_spec = partial(fsm.Regex if kind == "regex" else fsm.JsonSchema, source)
         for _ in range(reps + 2):  # two warm-ups: the vocabulary's shared walks
-            spec = fsm.Regex(source) if kind == "regex" else fsm.JsonSchema(source)
-            elapsed = _walk(fsm, spec, vocabulary, tokens)
+            _, elapsed = _walk(fsm, make_spec, vocabulary, tokens)
             best[name] = min(best.get(name, elapsed), elapsed)
     print(json.dumps({"native": bool(fsm.NATIVE), "best": best}))
 
@@ -176,26 +187,38 @@ def main() -> None:
 def compare_sample(trees: dict[str, Path], reps: int, n: int, rounds: int) -> None:
     """Both trees over the sample, ``rounds`` times, the first tree to run alternating;
     each instance's minimum per tree; paired ratios after / before."""
-    best: dict[str, list[float | None]] = {}
+    best: dict[str, dict[str, list[float | None]]] = {}
     labels = list(trees)
     for round_number in range(rounds):
         for label in labels if round_number % 2 == 0 else labels[::-1]:
-            times = run_tree(trees[label], reps, n)["times"]
-            kept = best.get(label)
-            best[label] = times if kept is None else list(map(_least, kept, times))
-    pairs = [
-        (before, after) for before, after in zip(best["before"], best["after"]) if before and after
-    ]
-    ratios = [after / before for before, after in pairs]
-    geometric = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    total = sum(after for _, after in pairs) / sum(before for before, _ in pairs)
+            result = run_tree(trees[label], reps, n)
+            kept = best.setdefault(label, {})
+            for measure in ("times", "compiles"):
+                found = result[measure]
+                previous = kept.get(measure)
+                kept[measure] = found if previous is None else list(map(_least, previous, found))
     print(
-        f"{len(pairs)} instances of {n} schemas walked by both (minimum of {reps} each "
-        f"in each of {rounds} rounds, "
-        f"collector off): after / before median {statistics.median(ratios):.3f}, "
-        f"geometric mean {geometric:.3f}, sum {total:.3f}; medians "
-        f"{statistics.median(b for b, _ in pairs):.2f} -> "
-        f"{statistics.median(a for _, a in pairs):.2f} ms"
+        f"Paired over the instances of {n} schemas walked by both (minimum of {reps} each "
+        f"in each of {rounds} rounds, collector off), after / before:\n"
+    )
+    print("| measure | instances | median | geometric mean | sum | medians before -> after (ms) |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    for measure, name in (("times", "compile + cold walk"), ("compiles", "compile")):
+        print(_paired_row(name, best["before"][measure], best["after"][measure]))
+
+
+def _paired_row(name: str, before: list[float | None], after: list[float | None]) -> str:
+    """One measure's paired ratios after / before, as a table row."""
+    pairs = [(b, a) for b, a in zip(before, after) if b and a]
+    if not pairs:
+        return f"| {name} | 0 | | | | |"
+    ratios = [a / b for b, a in pairs]
+    geometric = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    total = sum(a for _, a in pairs) / sum(b for b, _ in pairs)
+    return (
+        f"| {name} | {len(pairs)} | {statistics.median(ratios):.3f} | {geometric:.3f} | "
+        f"{total:.3f} | {statistics.median(b for b, _ in pairs):.2f} -> "
+        f"{statistics.median(a for _, a in pairs):.2f} |"
     )
 
 

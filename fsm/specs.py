@@ -216,4 +216,5 @@ class JsonSchema:
             key_order=self.key_order,
             extra_keys=self.extra_keys,
             plain_integers=self.plain_integers,
+            schema_text=self.schema_json,
         )

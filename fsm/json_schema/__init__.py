@@ -29,6 +29,7 @@ def schema_term(
     key_order: str = "any",
     extra_keys: bool = True,
     plain_integers: bool = False,
+    schema_text: str | None = None,
 ) -> Term:
     """The byte strings that are JSON texts of instances of ``schema``.
 
@@ -40,6 +41,7 @@ def schema_term(
     Generation defaults (exact validation keeps both at their spec value):
     ``extra_keys=False`` closes objects that declare properties and say nothing of
     other keys; ``plain_integers=True`` writes integers without fraction or exponent.
+    ``schema_text``: ``schema`` as JSON text when the caller has it (saves writing it out).
     """
     compiler = SchemaCompiler(
         schema,
@@ -48,6 +50,7 @@ def schema_term(
         key_order=key_order,
         extra_keys=extra_keys,
         plain_integers=plain_integers,
+        schema_text=schema_text,
     )
     return compiler.root_term()
 

@@ -122,7 +122,11 @@ class SchemaCompiler:
         key_order: str = "any",
         extra_keys: bool = True,
         plain_integers: bool = False,
+        schema_text: str | None = None,
     ) -> None:
+        """``schema_text``: ``schema`` as JSON text, when the caller has it (``fsm.JsonSchema``
+        keeps it): it names this compile's thunks (``uid``), and writing a large schema out
+        again cost a tenth of its compile."""
         if not isinstance(schema, (dict, bool)):
             raise InvalidSpec(
                 f"a JSON schema is an object or a boolean, got {type(schema).__name__}"
@@ -136,12 +140,12 @@ class SchemaCompiler:
         # and say nothing of other keys are closed; integers are written without ".0".
         self.closing = not extra_keys
         self.plain_integers = plain_integers
-        text = json.dumps(
-            [schema, whitespace_max, strict, key_order, extra_keys, plain_integers],
-            sort_keys=True,
-            ensure_ascii=False,
-        )
-        self.uid = hashlib.sha256(text.encode()).hexdigest()[:24]
+        if schema_text is None:
+            schema_text = json.dumps(schema, ensure_ascii=False)
+        options = f"{whitespace_max} {strict} {key_order} {extra_keys} {plain_integers}\n"
+        # Equal thunk keys mean equal terms, so the uid names the schema with its keys in
+        # their own order: with key_order="schema" that order is part of what it means.
+        self.uid = hashlib.sha256((options + schema_text).encode()).hexdigest()[:24]
         self.any = any_value(whitespace_max)
         self._ignored = ignored_by_draft(self.draft)
         self._terms: dict[tuple[str, bool], Term] = {}

@@ -85,3 +85,20 @@ def test_ours_is_started_first(cold_masks):
         "llguidance",
         "xgrammar",
     ]
+
+
+def test_the_sample_table_gives_the_compile_apart(cold_masks):
+    """Each walk's compile is kept beside its total (compile + cold steps), and the
+    sample's table prints their p50 / p90 in a column of their own."""
+    record = cold_masks._record()
+    for compiled, steps in ((2_000_000, [1_000_000, 3_000_000]), (4_000_000, [2_000_000])):
+        walk = {"compile": compiled, "cold": steps, "warm": [1_000], "accepted": True}
+        cold_masks._add(record, {"walks": [walk]}, "schema")
+    assert record["compiles"] == [2.0, 4.0]
+    assert record["totals"] == [6.0, 6.0]
+    table = cold_masks.sample_table({"seqstate": record})
+    header, _, row = table.splitlines()[:3]
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[columns.index("compile p50 / p90 (ms)")] == "2.00 / 4.00"
+    assert cells[columns.index("compile + cold walk p50 / p90 (ms)")] == "6.00 / 6.00"

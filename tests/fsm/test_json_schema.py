@@ -95,6 +95,30 @@ def test_schema_key_order_is_part_of_the_fingerprint() -> None:
         fsm.JsonSchema(ORDERED, key_order="sorted")
 
 
+def test_schemas_in_another_key_order_compile_to_terms_that_differ() -> None:
+    """A compile names its thunks after the schema's text, keys in their own order:
+    with ``key_order="schema"`` two orders mean two languages, so their terms must not
+    compare equal (an equality found makes one term take the other's parts). Keys
+    sorted for the name made them equal, and the swapped schema then accepted the
+    first one's order."""
+    swapped = {**ORDERED, "properties": dict(reversed(ORDERED["properties"].items()))}
+    in_order = schema_term(ORDERED, key_order="schema")
+    reversed_order = schema_term(swapped, key_order="schema")
+    assert in_order != reversed_order
+    text = json.dumps({"a": 1, "c": 1}).encode()
+    assert matches(in_order, text)
+    assert not matches(reversed_order, text)
+    assert schema_term(ORDERED, key_order="schema") == in_order  # one schema, one name
+    assert schema_term(ORDERED, key_order="schema", whitespace_max=1) != in_order
+
+
+def test_the_spec_names_its_compile_as_the_schema_alone_would() -> None:
+    """``fsm.JsonSchema`` hands its JSON text to the compile, which names its thunks
+    after it: the same names, so the same terms, as a compile from the schema alone."""
+    spec = fsm.JsonSchema(ORDERED, key_order="schema")
+    assert spec.term() == schema_term(ORDERED, key_order="schema")
+
+
 def test_additional_properties_absent_allows_any_value() -> None:
     assert accepts(PERSON, {"name": "a", "extra": [1, {"x": None}]})
     assert accepts({"type": "object"}, {"anything": {"goes": [True, 1.5, "s"]}})
