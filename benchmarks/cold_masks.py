@@ -8,8 +8,8 @@ lazy), llguidance, xgrammar and outlines-core, with the SmolLM2 tokenizer (49,15
 Cases: a 6-property nested person schema, an order schema (uuid, array of objects, enum,
 anyOf), an event schema (date-time, array of objects), a money regex, an ipv4 regex, and
 a fixed random sample (seed 0) of MaskBench-dev schemas, every valid instance walked with
-its own fresh compile. The tables give the compile alone beside the total (its first mask
-included, as every engine's first ``fill`` is part of its walk): how much of an
+its own fresh compile. The tables give the compile alone beside the total (every
+engine's compile builds its first mask, ``fsm_compile.py``'s adapters): how much of an
 instance's time is the schema's, how much the tokens'.
 
 Each engine runs in its own worker process (the adapters and workers of
