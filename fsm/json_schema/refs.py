@@ -89,8 +89,8 @@ class RefResolver:
 
     def _index(self) -> None:
         """Walks the document for its base URIs and anchors, once, when the first
-        ``$ref`` is resolved: most schemas have none, and the walk was a twentieth of
-        their compile."""
+        ``$ref`` is resolved: most schemas have none, and the walk was about a
+        twentieth of their compile (``docs/design.md``)."""
         for pointer, node, base in self._walk(self.root, "", ROOT_URI):
             self._bases[pointer] = base
             self._resources.setdefault(base, pointer) if self._declares_id(node) else None
