@@ -89,12 +89,12 @@ def child_sample(reps: int, n: int) -> None:
     for entry in maskbench_sample(n):
         for test in (t for t in entry["tests"] if t["valid"]):
             tokens = _encode(tokenizer, test["data"], "json")
+            make_spec = partial(fsm.JsonSchema, entry["schema"])
             best = best_compile = None
             for _ in range(reps):
                 gc.collect()
                 gc.disable()
                 try:
-                    make_spec = partial(fsm.JsonSchema, entry["schema"])
                     compiled, elapsed = _walk(fsm, make_spec, vocabulary, tokens)
                     best = _least(best, elapsed)
                     best_compile = _least(best_compile, compiled)

@@ -95,7 +95,7 @@ class RefResolver:
             self._bases[pointer] = base
             self._resources.setdefault(base, pointer) if self._declares_id(node) else None
         self._resources.setdefault(ROOT_URI, "")
-        self._indexed = True
+        self._indexed = True  # set last, not read off the tables: they fill during the walk
 
     def _declares_id(self, node: object) -> bool:
         value = node.get(self._id_keyword) if isinstance(node, dict) else None
