@@ -182,13 +182,22 @@ CASES: dict[str, tuple[str, Any, Any]] = {
 ISOLATED = "#isolated"
 NO_GC = "#nogc"
 FROZEN = "#frozen"
+YOUNG = "#young"
+"""Ours with the collector's first threshold raised to the number after it
+(``seqstate#young50000``): young collections every that many new objects."""
 
 
 def _adapter(name: str) -> str:
     """``seqstate@TREE`` (ours from another checkout), ``seqstate#isolated``,
-    ``seqstate#nogc`` and ``seqstate#frozen`` use the ``seqstate`` adapter."""
-    base = name.partition("@")[0]
-    return base.removesuffix(ISOLATED).removesuffix(NO_GC).removesuffix(FROZEN)
+    ``seqstate#nogc``, ``seqstate#frozen`` and ``seqstate#youngN`` use the
+    ``seqstate`` adapter."""
+    return name.partition("@")[0].partition("#")[0]
+
+
+def _young_threshold(name: str) -> int | None:
+    """N of a ``seqstate#youngN`` worker (None for any other)."""
+    _, marked, number = name.partition(YOUNG)
+    return int(number) if marked else None
 
 
 def _steps(name: str, engine: Any, handle: Any, tokens: list[int]) -> tuple[list[int], bool]:
@@ -269,6 +278,9 @@ def _serve(name: str, conn: Connection) -> None:
         gc.freeze()
     if name.endswith(NO_GC):
         gc.disable()
+    young = _young_threshold(name)
+    if young is not None:
+        gc.set_threshold(young, *gc.get_threshold()[1:])
     conn.send({"version": engine.version})
     while True:
         request = conn.recv()
@@ -435,6 +447,9 @@ def _label(name: str) -> str:
         return "seqstate, collector off"
     if name.endswith(FROZEN):
         return "seqstate, start-up heap frozen"
+    young = _young_threshold(name)
+    if young is not None:
+        return f"seqstate, young collections per {young:,} objects"
     return "seqstate before" if "@" in name else name
 
 
@@ -503,6 +518,9 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
         frozen = records.get(f"seqstate{FROZEN}")
         if frozen and frozen["totals"]:
             line += f"; ours with the start-up heap frozen {fmt(median(frozen['totals']), 2)} ms"
+        young = next((r for n, r in records.items() if _young_threshold(n) and r["totals"]), None)
+        if young:
+            line += f"; ours with young collections less often {fmt(median(young['totals']), 2)} ms"
         isolated = records.get(f"seqstate{ISOLATED}")
         if isolated and isolated["totals"]:
             line += f"; ours without shared walks {fmt(median(isolated['totals']), 2)} ms"
@@ -569,6 +587,11 @@ def parse_args() -> argparse.Namespace:
         "--frozen", action="store_true", help="also run ours with gc.freeze() after warm-up"
     )
     parser.add_argument(
+        "--young-threshold",
+        type=int,
+        help="also run ours with gc.set_threshold(N, ...): young collections every N objects",
+    )
+    parser.add_argument(
         "--block", type=int, default=10, help="sample schemas back to back per engine"
     )
     parser.add_argument(
@@ -589,6 +612,7 @@ def started_in_order(args: argparse.Namespace) -> list[str]:
     variants = [
         f"seqstate{FROZEN}" if args.frozen else "",
         f"seqstate{NO_GC}" if args.no_gc else "",
+        f"seqstate{YOUNG}{args.young_threshold}" if args.young_threshold else "",
         f"seqstate{ISOLATED}" if args.isolated else "",
         f"seqstate@{args.before}" if args.before else "",
     ]

@@ -7,17 +7,25 @@ benchmark's untimed warm-up walk:
 
 * **The collector** (``--child collector``): the sample walked with the cyclic collector
   on, as a service runs; each collection is timed through ``gc.callbacks``, young ones
-  (generations 0 and 1) apart from full passes.
+  (generations 0 and 1) apart from full passes. ``--young-threshold N`` raises the
+  collector's first threshold to N there (``gc.set_threshold``): young collections every
+  N new objects instead of 700, so fewer of a walk's objects outlive two of them;
+  ``--freeze`` calls ``gc.freeze()`` there once the process is warm (``gc.freeze``: the
+  start-up objects left out of every later collection).
 * **The rows** (``--child rows``): the sample walked with the collector off; each step
   is a warm one (its row was built before), a *first* row (the vocabulary's lexeme cache
   grew while it was built: a lexeme walk no index had made in the process) or a
   *cached* row (every lexeme walk it took was in the cache). Then each instance is walked
-  again twice, untimed against the first: with a fresh compile (every walk now cached:
-  the cost of its terms and of the rows' bookkeeping), and with a new index over that
-  compile's automaton, whose terms, splits and branches are memoised (the bookkeeping
-  alone). Their difference is what building and taking apart the terms costs.
+  twice more, each walk timed on its own: after a fresh compile (every lexeme walk now
+  cached: the cost of its terms and of the rows' bookkeeping), and with a new index over
+  that compile's automaton, whose terms, splits and branches are memoised (the
+  bookkeeping alone). Their difference is what building and taking apart the terms costs.
+
+An instance's time excludes freeing its index (about half a millisecond), as in
+``cold_masks.py``; the collector's share is of the whole run, which includes it.
 
     .venv/bin/python benchmarks/walk_parts.py [--sample 200] [--leave-out notnames9]
+        [--young-threshold 50000] [--freeze]
 
 ``--leave-out`` drops the schemas whose name holds a text (``notnames9``: its liveness
 searches take seconds alone). Every child runs with ``PYTHONHASHSEED=0``.
@@ -94,9 +102,17 @@ def _walk(index: Any, tokens: list[int]) -> None:
         state = index.next_state(state, token)
 
 
-def collector_child(sample: int, leave_out: list[str]) -> dict:
-    """The sample with the collector on: instance totals (ms) and the collections' time."""
+def collector_child(
+    sample: int, leave_out: list[str], young: int | None = None, freeze: bool = False
+) -> dict:
+    """The sample with the collector on (its first threshold ``young`` when given, the
+    warm process frozen with ``freeze``): instance totals (ms) and the collections' time."""
     vocabulary, work = _setup(sample, leave_out)
+    if young is not None:
+        gc.set_threshold(young, *gc.get_threshold()[1:])
+    if freeze:
+        gc.collect()
+        gc.freeze()
     clock = CollectorClock()
     gc.callbacks.append(clock)
     totals = []
@@ -104,10 +120,13 @@ def collector_child(sample: int, leave_out: list[str]) -> dict:
     for schema, tokens in work:
         began = time.perf_counter_ns()
         try:
-            _walk(fsm.compile_index(fsm.JsonSchema(schema), vocabulary), tokens)
+            index = fsm.compile_index(fsm.JsonSchema(schema), vocabulary)
+            _walk(index, tokens)
         except fsm.FsmError:
             continue
         totals.append((time.perf_counter_ns() - began) / 1e6)
+        # freed outside the instance's time, as cold_masks.py does (the whole counts it)
+        index = None
     elapsed = (time.perf_counter_ns() - start) / 1e6
     gc.callbacks.remove(clock)
     return {
@@ -116,6 +135,8 @@ def collector_child(sample: int, leave_out: list[str]) -> dict:
         "young_ms": clock.young_ns / 1e6,
         "full_ms": clock.full_ns / 1e6,
         "full_passes": clock.full_passes,
+        "thresholds": list(gc.get_threshold()),
+        "frozen": gc.get_freeze_count(),
     }
 
 
@@ -187,8 +208,11 @@ def report(collector: dict, rows: dict) -> str:
     totals = collector["totals"]
     elapsed = collector["elapsed_ms"]
     collected = collector["young_ms"] + collector["full_ms"]
+    thresholds = ", ".join(f"{value:,}" for value in collector["thresholds"])
+    frozen = f", {collector['frozen']:,} objects frozen" if collector["frozen"] else ""
     first = [
-        f"With the collector on ({len(totals)} instances): instance p50 / p90 "
+        f"With the collector on (thresholds {thresholds}{frozen}; {len(totals)} instances): "
+        f"instance p50 / p90 "
         f"{fmt(percentile(totals, 50), 2)} / {fmt(percentile(totals, 90), 2)} ms; "
         f"{fmt(elapsed, 0)} ms in all, of which the collector "
         f"{fmt(collected, 0)} ms ({fmt(100 * collected / elapsed, 0)}%): young collections "
@@ -218,12 +242,18 @@ def report(collector: dict, rows: dict) -> str:
     return "\n".join(first + second)
 
 
-def run_child(kind: str, sample: int, leave_out: list[str]) -> dict:
+def run_child(
+    kind: str, sample: int, leave_out: list[str], young: int | None = None, freeze: bool = False
+) -> dict:
     """``--child kind`` in a fresh process (``PYTHONHASHSEED=0``), its JSON answer."""
     command = [sys.executable, str(HERE / "walk_parts.py"), "--child", kind]
     command += ["--sample", str(sample)]
     for text in leave_out:
         command += ["--leave-out", text]
+    if young is not None:
+        command += ["--young-threshold", str(young)]
+    if freeze:
+        command += ["--freeze"]
     environment = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, capture_output=True, text=True, env=environment, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
@@ -233,15 +263,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=200, help="MaskBench-dev schemas")
     parser.add_argument("--leave-out", action="append", default=[], help="schema name text")
+    parser.add_argument(
+        "--young-threshold", type=int, help="the collector's first threshold (collector part)"
+    )
+    parser.add_argument(
+        "--freeze", action="store_true", help="gc.freeze() once warm (collector part)"
+    )
     parser.add_argument("--child", choices=("collector", "rows"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "collector":
-        print(json.dumps(collector_child(args.sample, args.leave_out)))
+        found = collector_child(args.sample, args.leave_out, args.young_threshold, args.freeze)
+        print(json.dumps(found))
         return
     if args.child == "rows":
         print(json.dumps(rows_child(args.sample, args.leave_out)))
         return
-    collector = run_child("collector", args.sample, args.leave_out)
+    collector = run_child(
+        "collector", args.sample, args.leave_out, args.young_threshold, args.freeze
+    )
     rows = run_child("rows", args.sample, args.leave_out)
     print(run_header(command_line()))
     print()

@@ -74,6 +74,7 @@ def test_ours_is_started_first(cold_masks):
             "engines": "llguidance, seqstate,xgrammar",
             "frozen": False,
             "no_gc": True,
+            "young_threshold": 50_000,
             "isolated": False,
             "before": "/tmp/old",
         },
@@ -81,10 +82,21 @@ def test_ours_is_started_first(cold_masks):
     assert cold_masks.started_in_order(namespace) == [
         "seqstate",
         f"seqstate{cold_masks.NO_GC}",
+        f"seqstate{cold_masks.YOUNG}50000",
         "seqstate@/tmp/old",
         "llguidance",
         "xgrammar",
     ]
+
+
+def test_every_variant_of_ours_takes_our_adapter_and_says_what_it_changes(cold_masks):
+    young = f"seqstate{cold_masks.YOUNG}50000"
+    for name in (young, f"seqstate{cold_masks.NO_GC}", "seqstate@/tmp/old#1", "seqstate"):
+        assert cold_masks._adapter(name) == "seqstate"
+    assert cold_masks._adapter("llguidance") == "llguidance"
+    assert cold_masks._young_threshold(young) == 50_000
+    assert cold_masks._young_threshold("seqstate") is None
+    assert cold_masks._label(young) == "seqstate, young collections per 50,000 objects"
 
 
 def test_the_sample_table_gives_the_compile_apart(cold_masks):

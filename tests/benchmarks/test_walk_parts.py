@@ -25,11 +25,15 @@ def test_the_clock_adds_young_collections_and_full_passes_apart(walk_parts):
 
 def test_the_clock_counts_a_real_full_pass(walk_parts):
     clock = walk_parts.CollectorClock()
+    was_enabled = gc.isenabled()
+    gc.disable()  # no automatic collection meanwhile: only the one asked for
     gc.callbacks.append(clock)
     try:
         gc.collect()
     finally:
         gc.callbacks.remove(clock)
+        if was_enabled:
+            gc.enable()
     assert clock.full_passes == 1 and clock.full_ns > 0 and clock.young_ns == 0
 
 
@@ -48,6 +52,8 @@ def test_the_report_gives_each_share_and_the_terms_as_the_difference(walk_parts)
         "young_ms": 30.0,
         "full_ms": 20.0,
         "full_passes": 2,
+        "thresholds": [700, 10, 10],
+        "frozen": 0,
     }
     kinds = walk_parts.STEP_KINDS
     rows = {
@@ -56,6 +62,9 @@ def test_the_report_gives_each_share_and_the_terms_as_the_difference(walk_parts)
         "again_ms": {"fresh compile": 80.0, "same automaton": 60.0},
     }
     text = walk_parts.report(collector, rows)
+    assert "thresholds 700, 10, 10; 4 instances" in text
+    frozen = walk_parts.report({**collector, "frozen": 1234}, rows)
+    assert "thresholds 700, 10, 10, 1,234 objects frozen; 4 instances" in frozen
     assert "of which the collector 50 ms (25%)" in text
     assert "2 full passes 20 ms" in text
     assert "| first rows | 3 | 30 | 30% | 10,000.0 |" in text
