@@ -25,7 +25,7 @@ is killed at ``--timeout``.
 
     .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--keyword K] [--reps 3] [--timeout 30]
         [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
-        [--isolated] [--no-gc] [--frozen] [--block 10] [--interleave]
+        [--isolated] [--no-gc] [--frozen] [--young-threshold N] [--block 10] [--interleave]
         [--json out.json] [--write]
 
 ``--keyword K`` draws the sample among the schemas that use the keyword ``K`` (e.g.
@@ -41,6 +41,9 @@ passes over the terms a cold walk allocates cost (``docs/design.md``). ``--froze
 ours with ``gc.freeze()`` after warm-up and the collector on, as a service does once it
 has started (vLLM freezes its start-up heap): full collections then scan only what was
 allocated since, not the ~240,000 objects torch, transformers and numba leave behind.
+``--young-threshold N`` adds ours with the collector's first threshold raised to ``N``
+after warm-up (``gc.set_threshold``; 700 by default): a walk's objects are then freed
+with its index before a young collection promotes them (``docs/scaling.md``).
 """
 
 from __future__ import annotations
