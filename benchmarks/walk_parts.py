@@ -58,11 +58,13 @@ STEP_KINDS = ("compile", "first rows", "cached rows", "warm steps")
 
 class CollectorClock:
     """A ``gc.callbacks`` entry that adds up the time of young collections and of full
-    passes (generation 2), and counts the passes."""
+    passes (generation 2), counts both and keeps the longest young one."""
 
     def __init__(self, clock: Callable[[], int] = time.perf_counter_ns) -> None:
         self.clock = clock
         self.young_ns = 0
+        self.young_collections = 0
+        self.longest_young_ns = 0
         self.full_ns = 0
         self.full_passes = 0
         self._started = 0
@@ -77,6 +79,8 @@ class CollectorClock:
             self.full_passes += 1
         else:
             self.young_ns += elapsed
+            self.young_collections += 1
+            self.longest_young_ns = max(self.longest_young_ns, elapsed)
 
 
 def _setup(sample: int, leave_out: list[str]) -> tuple[Any, list[tuple[dict, list[int]]]]:
@@ -133,6 +137,8 @@ def collector_child(
         "totals": totals,
         "elapsed_ms": elapsed,
         "young_ms": clock.young_ns / 1e6,
+        "young_collections": clock.young_collections,
+        "longest_young_ms": clock.longest_young_ns / 1e6,
         "full_ms": clock.full_ns / 1e6,
         "full_passes": clock.full_passes,
         "thresholds": list(gc.get_threshold()),
@@ -215,9 +221,10 @@ def report(collector: dict, rows: dict) -> str:
         f"instance p50 / p90 "
         f"{fmt(percentile(totals, 50), 2)} / {fmt(percentile(totals, 90), 2)} ms; "
         f"{fmt(elapsed, 0)} ms in all, of which the collector "
-        f"{fmt(collected, 0)} ms ({fmt(100 * collected / elapsed, 0)}%): young collections "
-        f"{fmt(collector['young_ms'], 0)} ms, {collector['full_passes']} full passes "
-        f"{fmt(collector['full_ms'], 0)} ms.",
+        f"{fmt(collected, 0)} ms ({fmt(100 * collected / elapsed, 0)}%): "
+        f"{collector['young_collections']:,} young collections {fmt(collector['young_ms'], 0)} ms "
+        f"(the longest {fmt(collector['longest_young_ms'], 1)} ms), "
+        f"{collector['full_passes']} full passes {fmt(collector['full_ms'], 0)} ms.",
         "",
     ]
     spent, counts = rows["spent_ms"], rows["counts"]

@@ -21,6 +21,7 @@ def test_the_clock_adds_young_collections_and_full_passes_apart(walk_parts):
         clock("start", {"generation": generation})
         clock("stop", {"generation": generation})
     assert (clock.young_ns, clock.full_ns, clock.full_passes) == (15, 5, 1)
+    assert (clock.young_collections, clock.longest_young_ns) == (3, 5)
 
 
 def test_the_clock_counts_a_real_full_pass(walk_parts):
@@ -50,6 +51,8 @@ def test_the_report_gives_each_share_and_the_terms_as_the_difference(walk_parts)
         "totals": [1.0, 2.0, 3.0, 4.0],
         "elapsed_ms": 200.0,
         "young_ms": 30.0,
+        "young_collections": 1200,
+        "longest_young_ms": 4.25,
         "full_ms": 20.0,
         "full_passes": 2,
         "thresholds": [700, 10, 10],
@@ -66,7 +69,7 @@ def test_the_report_gives_each_share_and_the_terms_as_the_difference(walk_parts)
     frozen = walk_parts.report({**collector, "frozen": 1234}, rows)
     assert "thresholds 700, 10, 10, 1,234 objects frozen; 4 instances" in frozen
     assert "of which the collector 50 ms (25%)" in text
-    assert "2 full passes 20 ms" in text
+    assert "1,200 young collections 30 ms (the longest 4.2 ms), 2 full passes 20 ms" in text
     assert "| first rows | 3 | 30 | 30% | 10,000.0 |" in text
     assert "| warm steps | 0 | 10 | 10% | - |" in text
     assert "the terms 20 ms (25%), the rows' bookkeeping 60 ms" in text
