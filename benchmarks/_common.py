@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import json
 import math
 import os
 import platform
 import re
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -67,6 +70,18 @@ def run_header(command: str) -> str:
         f"Command: `{command}` (run {today}; Python {platform.python_version()}, "
         f"{platform.machine()}, {os.cpu_count()} cores: figures are noisy, compare within a table)."
     )
+
+
+def json_child(
+    command: Sequence[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Any:
+    """Runs a child benchmark process and reads its answer: the JSON on the last line
+    of its standard output (what it printed before is progress). Raises
+    ``CalledProcessError`` when the child fails."""
+    done = subprocess.run(
+        list(command), cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def command_line() -> str:

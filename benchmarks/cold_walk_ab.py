@@ -37,13 +37,14 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from _common import json_child
 
 HERE = Path(__file__).resolve().parent
 
@@ -125,17 +126,10 @@ def child(reps: int) -> None:
 
 def run_tree(tree: Path, reps: int, sample: int) -> dict:
     command = [sys.executable, str(HERE / "cold_walk_ab.py"), "--child", "--reps", str(reps)]
-    out = subprocess.run(
-        command + ["--sample", str(sample)],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=True,
-        # one hash seed for every child: a union's branches are met in hash order, and
-        # on schemas bound by liveness searches that order moves the time (up to 3x)
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    # one hash seed for every child: a union's branches are met in hash order, and on
+    # schemas bound by liveness searches that order moves the time (up to 3x)
+    environment = {**os.environ, "PYTHONHASHSEED": "0"}
+    return json_child(command + ["--sample", str(sample)], env=environment, cwd=tree)
 
 
 def main() -> None:

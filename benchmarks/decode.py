@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +36,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _common import command_line, fmt, markdown_table, median, run_header, write_section
+from _common import (
+    command_line,
+    fmt,
+    json_child,
+    markdown_table,
+    median,
+    run_header,
+    write_section,
+)
 
 SECTION = "Decode loop speed"
 REPO = Path(__file__).resolve().parent.parent
@@ -160,8 +167,7 @@ def compare(old_tree: Path, args: argparse.Namespace) -> dict[str, dict]:
                 "--modes", *args.modes,
                 "--emit-json",
             ]  # fmt: skip
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-            found = json.loads(done.stdout.strip().splitlines()[-1])
+            found = json_child(command, env=env)
             print(f"round {round_} {label}: {found['source']}", file=sys.stderr)
             for mode, pair in found["results"].items():
                 slot = merged.setdefault(label, {}).setdefault(mode, {"ours": [], "hf": []})

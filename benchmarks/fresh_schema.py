@@ -32,13 +32,20 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import command_line, fmt, markdown_table, median, run_header, write_section
+from _common import (
+    command_line,
+    fmt,
+    json_child,
+    markdown_table,
+    median,
+    run_header,
+    write_section,
+)
 
 SECTION = "A fresh schema per request (end to end)"
 HERE = Path(__file__).resolve().parent
@@ -160,8 +167,7 @@ def _run(tree: Path, flags: list[str], args: argparse.Namespace, seed: int) -> t
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])
     )
-    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=True)
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = json_child(command, env=env, cwd=tree)
     if isinstance(out, list):  # an older tree prints its results alone (on the CPU)
         return "cpu", out
     return out["device"], out["results"]

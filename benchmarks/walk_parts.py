@@ -37,14 +37,13 @@ import argparse
 import gc
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import command_line, fmt, markdown_table, percentile, run_header
+from _common import command_line, fmt, json_child, markdown_table, percentile, run_header
 from fsm_compile import WARMUP_SCHEMA, _encode, _tokenizer, maskbench_sample
 
 import fsm
@@ -262,9 +261,7 @@ def run_child(
         command += ["--young-threshold", str(young)]
     if freeze:
         command += ["--freeze"]
-    environment = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(command, capture_output=True, text=True, env=environment, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json_child(command, env={**os.environ, "PYTHONHASHSEED": "0"})
 
 
 def main() -> None:
