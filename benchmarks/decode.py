@@ -36,15 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _common import (
-    command_line,
-    fmt,
-    json_child,
-    markdown_table,
-    median,
-    run_header,
-    write_section,
-)
+from _common import command_line, fmt, json_child, markdown_table, median, run_header, write_section
 
 SECTION = "Decode loop speed"
 REPO = Path(__file__).resolve().parent.parent

@@ -37,15 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import (
-    command_line,
-    fmt,
-    json_child,
-    markdown_table,
-    median,
-    run_header,
-    write_section,
-)
+from _common import command_line, fmt, json_child, markdown_table, median, run_header, write_section
 
 SECTION = "A fresh schema per request (end to end)"
 HERE = Path(__file__).resolve().parent
