@@ -220,3 +220,23 @@ def test_a_token_index_takes_numpy_integers_as_ints(integer) -> None:
     assert index.step_bytes(start, b'{"a":1') == twin.step_bytes(twin_start, b'{"a":1')
     assert index.forced_bytes(start) == twin.forced_bytes(twin_start)
     assert index.shortest_completion(start) == twin.shortest_completion(twin_start)
+
+
+HAVE_GC = 1 << 14
+"""``Py_TPFLAGS_HAVE_GC``: the type's objects carry the cyclic collector's header."""
+
+
+def test_every_compiled_class_keeps_the_collector_s_header() -> None:
+    """No class of the compiled modules is built without the collector's header
+    (mypyc's ``mypyc_attr(acyclic=True)``), tempting as it is: a cold walk's rows,
+    walks and cache entries are never on a cycle, and untracked they made the
+    collector's young passes 8% fewer. But mypyc still frees such an object through
+    CPython's trashcan, which on 3.11 defers an object freed 50 deallocations deep by
+    writing into the header it lacks, into its neighbour in memory: a `TokenRow` held
+    by 49 nested lists and dropped crashed 5 runs in 6 (`docs/design.md`, "Sixtieth
+    session"). An index dropped from inside a deep structure would do the same."""
+    for name in native.COMPILED:
+        module = importlib.import_module(f"fsm.{name}")
+        for cls in vars(module).values():
+            if isinstance(cls, type) and cls.__module__ == module.__name__:
+                assert cls.__flags__ & HAVE_GC, f"{module.__name__}.{cls.__name__}"
