@@ -233,7 +233,7 @@ def test_every_compiled_class_keeps_the_collector_s_header() -> None:
     collector's young passes 8% fewer. But mypyc still frees such an object through
     CPython's trashcan, which on 3.11 defers an object freed 50 deallocations deep by
     writing into the header it lacks, into its neighbour in memory: a `TokenRow` held
-    by 49 nested lists and dropped crashed 5 runs in 6 (`docs/design.md`, "Sixtieth
+    by 50 nested lists and dropped crashed 5 runs in 6 (`docs/design.md`, "Sixtieth
     session"). An index dropped from inside a deep structure would do the same."""
     for name in native.COMPILED:
         module = importlib.import_module(f"fsm.{name}")
