@@ -9,7 +9,7 @@ of the case's instance; the trees alternate, and the figure is each tree's minim
 all rounds (noise only ever adds time). The cases and instances are ``cold_masks.py``'s.
 
     .venv/bin/python benchmarks/cold_walk_ab.py --before TREE [--reps 21] [--rounds 3]
-        [--sample 200 [--reps 1] [--rounds 4]]
+        [--sample 200 [--reps 1] [--rounds 4] [--json F]]
 
 ``--sample N`` times the MaskBench-dev sample of ``cold_masks.py`` instead (seed 0,
 every valid instance with its own fresh compile, the collector off while timed;
@@ -87,8 +87,10 @@ def child_sample(reps: int, n: int) -> None:
     gc.freeze()
     times: list[float | None] = []
     compiles: list[float | None] = []
+    labels: list[str] = []
     for entry in maskbench_sample(n):
-        for test in (t for t in entry["tests"] if t["valid"]):
+        for number, test in enumerate(t for t in entry["tests"] if t["valid"]):
+            labels.append(f"{entry['name']}#{number}")
             tokens = _encode(tokenizer, test["data"], "json")
             make_spec = partial(fsm.JsonSchema, entry["schema"])
             best = best_compile = None
@@ -105,7 +107,11 @@ def child_sample(reps: int, n: int) -> None:
                     gc.enable()
             times.append(best)
             compiles.append(best_compile)
-    print(json.dumps({"native": bool(fsm.NATIVE), "times": times, "compiles": compiles}))
+    print(
+        json.dumps(
+            {"native": bool(fsm.NATIVE), "times": times, "compiles": compiles, "labels": labels}
+        )
+    )
 
 
 def child(reps: int) -> None:
@@ -142,6 +148,9 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sample", type=int, default=0, help="MaskBench-dev schemas (0: none)")
+    parser.add_argument(
+        "--json", type=Path, help="with --sample: every instance's minima per tree, labelled"
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reps is None:
@@ -156,7 +165,7 @@ def main() -> None:
         parser.error("--before TREE is required")
     trees = {"before": args.before.resolve(), "after": HERE.parent}
     if args.sample:
-        compare_sample(trees, args.reps, args.sample, args.rounds)
+        compare_sample(trees, args.reps, args.sample, args.rounds, args.json)
         return
     best: dict[str, dict[str, float]] = {label: {} for label in trees}
     compiled: dict[str, bool] = {}
@@ -178,14 +187,18 @@ def main() -> None:
         print(f"| {name} | {before:.2f} | {after:.2f} | {after / before:.2f} |")
 
 
-def compare_sample(trees: dict[str, Path], reps: int, n: int, rounds: int) -> None:
+def compare_sample(
+    trees: dict[str, Path], reps: int, n: int, rounds: int, json_out: Path | None = None
+) -> None:
     """Both trees over the sample, ``rounds`` times, the first tree to run alternating;
-    each instance's minimum per tree; paired ratios after / before."""
+    each instance's minimum per tree; paired ratios after / before (and every
+    instance's minima, labelled, in ``json_out``: which instances a change moved)."""
     best: dict[str, dict[str, list[float | None]]] = {}
     labels = list(trees)
     for round_number in range(rounds):
         for label in labels if round_number % 2 == 0 else labels[::-1]:
             result = run_tree(trees[label], reps, n)
+            instances = result["labels"]
             kept = best.setdefault(label, {})
             for measure in ("times", "compiles"):
                 found = result[measure]
@@ -199,6 +212,8 @@ def compare_sample(trees: dict[str, Path], reps: int, n: int, rounds: int) -> No
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     for measure, name in (("times", "compile + cold walk"), ("compiles", "compile")):
         print(_paired_row(name, best["before"][measure], best["after"][measure]))
+    if json_out is not None:
+        json_out.write_text(json.dumps({"labels": instances, **best}))
 
 
 def _paired_row(name: str, before: list[float | None], after: list[float | None]) -> str:

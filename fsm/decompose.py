@@ -135,6 +135,41 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     return split
 
 
+def nested_split(head: Term | None, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
+    """``(inner, after)`` when ``head`` is a plain lexeme (no ``within`` promise) whose
+    item is a lexeme ``inner``, after separators maybe, then ``after`` (a key's string
+    inside an arbitrary JSON value, a map's key inside the lexeme of its members), else
+    None: ``cat(head, rest) == cat(inner, after, rest)``, with ``inner`` prefix-free.
+    Kept on the lexeme (``Lexeme.inner_split``): asked of every lexeme state a split or a
+    join meets, and most have no lexeme inside.
+
+    A state inside such a lexeme is walked whole otherwise: a new lexeme state for each
+    string in each context, each a walk of the ~48,800 tokens a JSON string reads,
+    where the inner lexeme's own walk is one the vocabulary shares (``fsm.row_walk``)."""
+    if not isinstance(head, Lexeme):
+        return None
+    known = head.inner_split
+    if known is None:
+        found = _nested_split(head, memo)
+        known = head.inner_split = () if found is None else found
+    return None if not known else (known[0], known[1])
+
+
+def _nested_split(head: Lexeme, memo: SplitMemo | None) -> tuple[Term, Term] | None:
+    item = head.item
+    if head.within is not None or not isinstance(item, Cat):
+        return None
+    for position in range(min(len(item.items), MAX_SEPARATORS + 1)):
+        if isinstance(item.items[position], Lexeme):
+            break
+    else:
+        return None  # most lexemes: a string's characters, a number, a key's rest
+    inner = split_lexeme(item, memo)
+    if inner is None or not isinstance(inner[0], Lexeme) or inner[0] == head:
+        return None  # no lexeme inside, a head that may end, or ``head`` itself
+    return inner
+
+
 def _split_after_separators(term: Cat, memo: SplitMemo) -> tuple[Term, Term] | None:
     """``split_lexeme`` of a concatenation whose first item is not a lexeme: a head
     found after at most ``MAX_SEPARATORS`` separator items, or None."""

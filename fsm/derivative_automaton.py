@@ -16,7 +16,7 @@ import numpy as np
 
 from fsm.automaton import DEAD
 from fsm.counted import Counted, counted_form, plain_form, unit_automaton
-from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, split_lexeme
+from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, nested_split, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.terms import (
@@ -65,6 +65,7 @@ class DerivativeAutomaton:
         self._steps: dict[tuple[int, int], int] = {}  # ``step``'s, by state and byte
         self._split_memo = SplitMemo()
         self._joins: dict[tuple[int, int], int] = {}
+        self._inside_pairs: dict[tuple[int, int], tuple[int, int]] = {}  # ``inside``'s
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
@@ -210,6 +211,25 @@ class DerivativeAutomaton:
             # number) is read on as one too, though ``cat`` flattens it into its rest.
             self._splits[state] = key
         return state
+
+    def inside(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
+        """A lexeme then ``continuation``, taken apart at the lexeme inside (when the lexeme
+        is headed by one, ``fsm.decompose.nested_split``): the inner lexeme's
+        state, then a state for the rest of the outer one followed by ``continuation``;
+        None for every other lexeme (a key's prefix or a count, numbered without its
+        term, is never nested). The row walker then takes the inner lexeme's walk, which
+        the vocabulary shares, where it walked each state of the outer one whole: a new
+        state for each string in each context of an arbitrary value."""
+        found = nested_split(self._terms[lexeme_state], self._split_memo)
+        if found is None:
+            return None
+        key = lexeme_state, continuation
+        pair = self._inside_pairs.get(key)
+        if pair is None:
+            after = cat(found[1], self._term(continuation))
+            rest = self.exit_state if after is EPS else self._intern(after)
+            pair = self._inside_pairs[key] = self._intern(found[0]), rest
+        return pair
 
     def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
         """``(plain, lo, hi)`` when the lexeme is ``unit{lo,hi} close`` (``fsm.counted``):

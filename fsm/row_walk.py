@@ -433,11 +433,15 @@ class RowWalker:
         )
 
     def _through_lexeme(self, nodes: np.ndarray, lexeme: int, rest: int) -> Found:
-        """Tokens below ``nodes`` from "``lexeme``, then ``rest``"."""
+        """Tokens below ``nodes`` from "``lexeme``, then ``rest``" (from the lexeme
+        inside, when ``lexeme`` is headed by one: ``DerivativeAutomaton.inside``)."""
         assert self.parts is not None
         below = None if nodes is ROOT else nodes.tobytes()
         walked = self._lexeme_walks.get((lexeme, below))
-        if walked is None:
+        if walked is None:  # none is kept for a lexeme headed by another: taken apart
+            inside = self.parts.inside(lexeme, rest)
+            if inside is not None:
+                return self._through_lexeme(nodes, inside[0], inside[1])
             walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
             self._lexeme_walks[lexeme, below] = walked
         if isinstance(walked, (_CutWalk, _HeldWalk)):

@@ -430,7 +430,7 @@ class Lexeme(Term):
     term's value: equal items make equal lexemes, and the promises hold of the strings,
     so whichever equal lexeme a memo hands back keeps them true."""
 
-    __slots__ = ("apart", "bound", "item", "within")
+    __slots__ = ("apart", "bound", "inner_split", "item", "within")
 
     def __init__(
         self,
@@ -444,6 +444,9 @@ class Lexeme(Term):
         self.within = within
         self.apart = apart
         self.bound = bound
+        # ``fsm.decompose.nested_split``'s answer, kept with the term (a lexeme's states
+        # are shared by indexes through the vocabulary): () when it has no lexeme inside
+        self.inner_split: tuple[Term, ...] | None = None
 
     def _same(self, other: Term) -> bool:
         assert isinstance(other, Lexeme)

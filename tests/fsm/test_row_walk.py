@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 from fsm import JsonSchema, Regex, TokenIndex, Vocabulary
 from fsm.byte_table import ByteTable
 from fsm.compiler import automaton_of
-from fsm.decompose import SplitMemo, branch_terms, first_bytes_over, split_lexeme
+from fsm.decompose import (
+    SplitMemo,
+    branch_terms,
+    first_bytes_over,
+    nested_split,
+    split_lexeme,
+)
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import (
     INTEGER_LITERAL,
@@ -52,6 +58,7 @@ from fsm.terms import (
     Lexeme,
     alt,
     byte_mask,
+    byte_range,
     byte_set,
     cat,
     checked,
@@ -1347,3 +1354,65 @@ def test_an_object_s_opening_splits_off_as_one_head_before_its_keys(smol_vocab, 
     assert not matches(head, b"{") and not matches(head, b"{}")
     fast, plain = pair(JsonSchema(SCHEMAS[name]), smol_vocab)
     assert_same_walks(fast, plain, seed=3, steps=30)
+
+
+def test_a_lexeme_headed_by_a_lexeme_is_taken_apart_at_the_inner_one():
+    """A lexeme whose item is a lexeme then more (a key's string inside an arbitrary
+    value, a map's key inside the lexeme of its members) is the inner lexeme then the
+    rest: the walker takes the inner one's walk, shared, instead of walking each state
+    of the outer one whole. Separators ahead of the inner lexeme join it as one head; a
+    ``within`` promise, a head that may end, or no lexeme inside leave it whole."""
+    key = lexeme(cat(star(byte_range(ord("a"), ord("z"))), literal(b'"')))
+    after = cat(literal(b":"), opt(literal(b" ")), literal(b"1"))
+    assert nested_split(lexeme(cat(key, after))) == (key, after)
+    space = opt(literal(b" "))
+    assert nested_split(lexeme(cat(space, key, after))) == (lexeme(cat(space, key)), after)
+    assert nested_split(lexeme(cat(space, key))) is None  # the head is the lexeme itself
+    assert nested_split(lexeme(cat(literal(b"a"), after))) is None
+    within = lexeme(cat(key, after), within=key, apart=frozenset({b"id"}))
+    assert nested_split(within) is None
+    number = checked(NumberChecker(minimum=Decimal(0)))
+    assert nested_split(lexeme(cat(number, literal(b"}")))) is None
+
+
+def test_a_lexeme_inside_another_is_where_its_pairs_are_taken_apart():
+    """``inside`` of "outer lexeme, then K" is the inner lexeme's state, then a state
+    whose term is the outer one's rest followed by ``K`` (the same pair each time it is
+    asked); None for a lexeme with no lexeme inside and for the inner one itself."""
+    key = lexeme(cat(star(byte_range(ord("a"), ord("z"))), literal(b'"')))
+    after = cat(literal(b":"), literal(b"1"))
+    automaton = DerivativeAutomaton(cat(lexeme(cat(key, after)), literal(b"}")))
+    outer, rest = automaton.lexeme_split(automaton.initial)
+    inner, then = automaton.inside(outer, rest)
+    assert automaton.term(inner) == key
+    assert automaton.term(then) == cat(after, literal(b"}"))
+    assert automaton.inside(outer, rest) == (inner, then)
+    assert automaton.inside(inner, then) is None
+    bare = DerivativeAutomaton(cat(lexeme(cat(literal(b"x"), after)), literal(b"}")))
+    assert bare.inside(*bare.lexeme_split(bare.initial)) is None
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"n": {"type": "integer"}}},
+        {"type": "object", "additionalProperties": {"type": "number"}},
+        {"type": "array", "items": {}},
+    ],
+    ids=["other keys, any values", "a map of numbers", "an array of any values"],
+)
+def test_strings_nested_in_lexemes_walk_as_the_plain_walk(smol_tokenizer, smol_vocab, schema):
+    """Keys and strings at several depths inside arbitrary values and maps: the rows
+    taken apart at the inner strings equal the plain walk's, token by token."""
+    value = {"a": {"bc": {"d": ["x y", {"e": "f"}]}, "g": "h"}, "n": 1}
+    instance = [value, {"k": "v"}] if schema["type"] == "array" else value
+    if "additionalProperties" in schema:
+        instance = {"a": 1, "bcd": 2.5, "e f": -3}
+    fast, plain = pair(JsonSchema(schema), smol_vocab)
+    a, b = fast.initial_state, plain.initial_state
+    text = json.dumps(instance)
+    for token in smol_tokenizer.encode(text, add_special_tokens=False):
+        np.testing.assert_array_equal(fast.bitmask(a), plain.bitmask(b))
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+        assert a >= 0 and b >= 0
+    assert fast.is_final(a) and plain.is_final(b)
