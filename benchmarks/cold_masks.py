@@ -495,6 +495,43 @@ def sample_table(results: dict[str, dict]) -> str:
     return markdown_table(headers, rows)
 
 
+def common_instances(sample: dict[str, dict]) -> dict[str, list[float]]:
+    """Each engine's totals (ms) over the sample instances every engine walked, in one
+    order: an engine's own percentiles leave out the schemas it refused or failed, which
+    differ by engine (the hard ones, often), so only these compare instance for
+    instance. An instance is its schema's label and its rank among that schema's."""
+    keyed: dict[str, dict[tuple[str, int], float]] = {}
+    for name, record in sample.items():
+        seen: Counter[str] = Counter()
+        walked = keyed[name] = {}
+        for label, total in zip(record["labels"], record["totals"]):
+            walked[label, seen[label]] = total
+            seen[label] += 1
+    shared = set.intersection(*(set(walked) for walked in keyed.values())) if keyed else set()
+    order = sorted(shared)
+    return {name: [walked[key] for key in order] for name, walked in keyed.items()}
+
+
+def paired_line(sample: dict[str, dict]) -> str | None:
+    """The sample over the instances every engine walked: each engine's p50 / p90, and
+    ours / llguidance instance by instance (median and p90 of the ratios)."""
+    common = common_instances(sample)
+    if "seqstate" not in common or not common["seqstate"]:
+        return None
+    parts = [f"{name} {_p50_p90(totals)} ms" for name, totals in common.items()]
+    line = (
+        f"Paired over the {len(common['seqstate'])} sample instances every engine walked "
+        f"(p50 / p90): " + ", ".join(parts)
+    )
+    if "llguidance" in common:
+        quotients = [a / b for a, b in zip(common["seqstate"], common["llguidance"]) if b > 0]
+        line += (
+            f"; ours / llguidance per instance: median {percentile(quotients, 50):.2f}, "
+            f"p90 {percentile(quotients, 90):.2f}"
+        )
+    return line + "."
+
+
 def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
     """Ours against the best peer (compile + cold walk) and llguidance (cold p99)."""
     lines = []
@@ -563,6 +600,9 @@ def report(
             f"with its own fresh compile; timeout {args.timeout:g} s)**\n\n" + sample_table(sample)
         )
     parts.append("Ratios: " + "; ".join(ratios(cases, sample)) + ".")
+    paired = paired_line(sample) if sample else None
+    if paired:
+        parts.append(paired)
     return "\n\n".join(parts) + "\n"
 
 

@@ -114,3 +114,19 @@ def test_the_sample_table_gives_the_compile_apart(cold_masks):
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[columns.index("compile p50 / p90 (ms)")] == "2.00 / 4.00"
     assert cells[columns.index("compile + cold walk p50 / p90 (ms)")] == "6.00 / 6.00"
+
+
+def test_engines_are_compared_over_the_instances_every_one_walked(cold_masks):
+    """An instance is its schema and its rank among that schema's walks; one that an
+    engine refused or failed is left out for all, and the ratio is instance by
+    instance (ours 2, 4 and 9 ms against 1, 4 and 3: 2.0, 1.0 and 3.0)."""
+    sample = {
+        "seqstate": {"labels": ["a", "a", "b", "c"], "totals": [2.0, 4.0, 9.0, 7.0]},
+        "llguidance": {"labels": ["a", "a", "b"], "totals": [1.0, 4.0, 3.0]},
+    }
+    common = cold_masks.common_instances(sample)
+    assert common == {"seqstate": [2.0, 4.0, 9.0], "llguidance": [1.0, 4.0, 3.0]}
+    line = cold_masks.paired_line(sample)
+    assert "Paired over the 3 sample instances" in line
+    assert "seqstate 4.00 / 9.00 ms, llguidance 3.00 / 4.00 ms" in line
+    assert "median 2.00, p90 3.00" in line
