@@ -140,8 +140,8 @@ def nested_split(head: Term | None, memo: SplitMemo | None = None) -> tuple[Term
     item is a lexeme ``inner``, after separators maybe, then ``after`` (a key's string
     inside an arbitrary JSON value, a map's key inside the lexeme of its members), else
     None: ``cat(head, rest) == cat(inner, after, rest)``, with ``inner`` prefix-free.
-    Kept on the lexeme (``Lexeme.inner_split``): asked of every lexeme state a split or a
-    join meets, and most have no lexeme inside.
+    Kept on the lexeme (``Lexeme.inner_split``): the row walker asks it of every lexeme
+    it has no walk for yet, in every index, and most have no lexeme inside.
 
     A state inside such a lexeme is walked whole otherwise: a new lexeme state for each
     string in each context, each a walk of the ~48,800 tokens a JSON string reads,

@@ -25,6 +25,10 @@ compiled calls through a protocol are Python calls) makes most of that work shar
   "any other key": a JSON string but the keys, ``terms.Lexeme``) is walked down those
   strings' trie paths, a derivative per node; everywhere else it is in the other's
   states, so the other's cached walk is taken there, in slices (``_within_walk``).
+* **Inside another.** A lexeme whose item is a lexeme then more (a key's string inside
+  an arbitrary JSON value, a map's key inside the lexeme of its members) is walked as
+  that inner lexeme, then the rest below its exits (``DerivativeAutomaton.inside``):
+  the string's walk is the one the vocabulary shares, not a walk of each outer state.
 * **By first byte.** Below a child of the trie's root, a lexeme's walk depends only on
   the state the child is entered in. A lexeme whose walk is not shared otherwise is
   cut from an earlier big root walk of the index that enters most children alike
