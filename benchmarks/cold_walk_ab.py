@@ -194,11 +194,12 @@ def compare_sample(
     each instance's minimum per tree; paired ratios after / before (and every
     instance's minima, labelled, in ``json_out``: which instances a change moved)."""
     best: dict[str, dict[str, list[float | None]]] = {}
+    instances: list[str] = []  # the same in every child: the sample's order
     labels = list(trees)
     for round_number in range(rounds):
         for label in labels if round_number % 2 == 0 else labels[::-1]:
             result = run_tree(trees[label], reps, n)
-            instances = result["labels"]
+            instances = instances or result["labels"]
             kept = best.setdefault(label, {})
             for measure in ("times", "compiles"):
                 found = result[measure]

@@ -1392,22 +1392,26 @@ def test_a_lexeme_inside_another_is_where_its_pairs_are_taken_apart():
     assert bare.inside(*bare.lexeme_split(bare.initial)) is None
 
 
+_NESTED_VALUE = {"a": {"bc": {"d": ["x y", {"e": "f"}]}, "g": "h"}, "n": 1}
+
+
 @pytest.mark.parametrize(
-    "schema",
+    ("schema", "instance"),
     [
-        {"type": "object", "properties": {"n": {"type": "integer"}}},
-        {"type": "object", "additionalProperties": {"type": "number"}},
-        {"type": "array", "items": {}},
+        ({"type": "object", "properties": {"n": {"type": "integer"}}}, _NESTED_VALUE),
+        (
+            {"type": "object", "additionalProperties": {"type": "number"}},
+            {"a": 1, "bcd": 2.5, "e f": -3},
+        ),
+        ({"type": "array", "items": {}}, [_NESTED_VALUE, {"k": "v"}]),
     ],
     ids=["other keys, any values", "a map of numbers", "an array of any values"],
 )
-def test_strings_nested_in_lexemes_walk_as_the_plain_walk(smol_tokenizer, smol_vocab, schema):
+def test_strings_nested_in_lexemes_walk_as_the_plain_walk(
+    smol_tokenizer, smol_vocab, schema, instance
+):
     """Keys and strings at several depths inside arbitrary values and maps: the rows
     taken apart at the inner strings equal the plain walk's, token by token."""
-    value = {"a": {"bc": {"d": ["x y", {"e": "f"}]}, "g": "h"}, "n": 1}
-    instance = [value, {"k": "v"}] if schema["type"] == "array" else value
-    if "additionalProperties" in schema:
-        instance = {"a": 1, "bcd": 2.5, "e f": -3}
     fast, plain = pair(JsonSchema(schema), smol_vocab)
     a, b = fast.initial_state, plain.initial_state
     text = json.dumps(instance)
