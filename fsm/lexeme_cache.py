@@ -29,6 +29,7 @@ from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 DEFAULT_MAX_BYTES = 64 << 20
 ARRAY_OBJECT_BYTES = 112
@@ -37,6 +38,7 @@ one): counted for the small entries (a key's trie paths), whose objects outweigh
 their arrays' data, so that the bound holds for the memory they take."""
 
 
+@mypyc_attr(acyclic=True)
 class SharedLexemeWalk:
     """A root walk: ``tokens``, their end states ``end_keys[inverse]`` (as keys), the
     trie nodes with children where the lexeme ends, the tokens' packed mask when they
@@ -67,6 +69,7 @@ class SharedLexemeWalk:
         return int(self.tokens.nbytes + self.inverse.nbytes + self.exits.nbytes + sum(optional))
 
 
+@mypyc_attr(acyclic=True)
 class CountedWalk:
     """The walk of a plain repetition lexeme (``fsm.counted``), its tokens in trie
     order, each ending in a code of its state in the unit automaton and units
@@ -132,6 +135,7 @@ class CountedWalk:
         return int(sum(array.nbytes for array in arrays))
 
 
+@mypyc_attr(acyclic=True)
 class CountedSelection:
     """The tokens of a ``CountedWalk`` whose units fit a pair of bounds: their packed
     ``mask``, the trie nodes where the lexeme may end within the bounds (``exits``),
@@ -167,6 +171,7 @@ class CountedSelection:
         return int(sum(array.nbytes for array in arrays))
 
 
+@mypyc_attr(acyclic=True)
 class SharedCutWalk:
     """A walk within another lexeme's (``fsm.row_walk._CutWalk``): the tokens of
     ``base`` (the other's walk) that ``mask`` holds, then ``own``'s; ``exits``: the
@@ -197,6 +202,7 @@ class SharedCutWalk:
         return self.own.nbytes + int(sum(array.nbytes for array in arrays))
 
 
+@mypyc_attr(acyclic=True)
 class LiteralTokens:
     """The tokens on the trie paths one byte string spells below some nodes
     (``fsm.trie_walk.literal_tokens``: each token's bytes read, as ``read[inverse]``,
@@ -221,6 +227,7 @@ class LiteralTokens:
         return int(sum(array.nbytes + ARRAY_OBJECT_BYTES for array in arrays))
 
 
+@mypyc_attr(acyclic=True)
 class TriePaths:
     """The trie nodes spelling a byte string's prefixes below each of some nodes that
     hold its first byte (``fsm.row_walk._paths``): the walks down an object's key

@@ -57,6 +57,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from fsm.automaton import DEAD
 from fsm.byte_table import ByteTable
@@ -111,6 +112,7 @@ Found = list[StoredBlock]
 """Blocks as plain tuples (``token_row.StoredBlock``): a row keeps them so."""
 
 
+@mypyc_attr(acyclic=True)
 class _LexemeWalk:
     """Tokens read inside a lexeme: their lexeme end states are ``ends[inverse]``
     (``exit_state`` where the token ends with the lexeme); ``exits``: trie nodes with
@@ -158,6 +160,7 @@ def _in_node_order(walked: _LexemeWalk, trie: TokenTrie, words: int) -> _LexemeW
     )
 
 
+@mypyc_attr(acyclic=True)
 class _CutWalk:
     """A lexeme walk within another's (``_within_walk``), or another lexeme's walk but
     the first bytes it enters otherwise (``_by_first_bytes``), not copied: the tokens
@@ -199,6 +202,7 @@ class _CutWalk:
         return _without(self.own, self.base, self.starts, self.stops, trie, words)
 
 
+@mypyc_attr(acyclic=True)
 class _HeldWalk:
     """A big walk's tokens that ``mask`` holds, read through the mask, not copied (a
     bounded string's tokens within its bounds: ``RowWalker._counted_walk``); its
@@ -235,6 +239,7 @@ RootWalk = _LexemeWalk | _CutWalk | _HeldWalk
 or read through a mask."""
 
 
+@mypyc_attr(acyclic=True)
 class _FirstBytes:
     """A big root walk of ``lexeme`` kept for walks cut from it (``_by_first_bytes``):
     ``entered``, the state each child of the trie's root is entered in

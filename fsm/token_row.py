@@ -30,6 +30,7 @@ from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from fsm.trie_walk import (
     ABSENT,
@@ -102,6 +103,7 @@ def _end_and_rest(block: StoredBlock, position: int) -> tuple[int, int]:
     return int(targets[at]), rest
 
 
+@mypyc_attr(acyclic=True)
 class TokenRow:
     """A row as the blocks its walk found (they may share tokens; kept as
     ``StoredBlock``s) and its packed ``mask``;

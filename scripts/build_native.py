@@ -13,6 +13,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -20,6 +21,51 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MYPY_CONFIG = ROOT / "scripts" / "mypyc.ini"
+
+ACYCLIC_MARK = "@mypyc_attr(acyclic=True)"
+"""How a compiled class asks for objects without the cyclic collector's header."""
+
+_ACYCLIC_DEALLOC = re.compile(
+    r"^([ \t]*\w+_dealloc\(\w+ \*self\)\n[ \t]*\{\n)"  # the deallocator's head
+    r"[ \t]*CPy_TRASHCAN_BEGIN\(self, \w+_dealloc\)\n"  # first: no PyObject_GC_UnTrack
+    r"((?:(?![ \t]*CPy_TRASHCAN)[^\n]*\n)*?)"  # the body
+    r"[ \t]*CPy_TRASHCAN_END\(self\)\n",
+    re.MULTILINE,
+)
+"""A deallocator of an acyclic class as mypyc writes it: the trashcan around its body,
+with no ``PyObject_GC_UnTrack`` before it (a class with the header untracks first)."""
+
+
+def without_trashcan_for_acyclic(c_source: str) -> tuple[str, int]:
+    """``c_source`` with the trashcan taken out of acyclic classes' deallocators, and how
+    many it changed.
+
+    mypyc frees every object through ``Py_TRASHCAN_BEGIN``, which on CPython 3.11 defers
+    an object freed 50 nested deallocations deep by writing into its collector header:
+    an acyclic object has none, and the write lands in the memory before it (a
+    ``TokenRow`` dropped from 50 nested lists crashed; ``docs/design.md``, sixtieth and
+    sixty-second sessions). The trashcan bounds the C stack over chains of objects
+    freeing each other; an acyclic class here holds arrays, tuples and ints, so its
+    deallocation recurses no deeper than what it holds, which keep their own."""
+    return _ACYCLIC_DEALLOC.subn(r"\1\2", c_source)
+
+
+def _patch_acyclic_deallocators(c_dir: Path, sources: list[str]) -> None:
+    """Applies ``without_trashcan_for_acyclic`` to the generated C, and stops the build
+    unless every class marked acyclic was found so (a mypyc that writes its
+    deallocators otherwise must be looked at, not built around)."""
+    marked = sum((ROOT / source).read_text().count(ACYCLIC_MARK) for source in sources)
+    changed = 0
+    for path in sorted(c_dir.rglob("*.c")):
+        patched, count = without_trashcan_for_acyclic(path.read_text())
+        if count:
+            path.write_text(patched)
+            changed += count
+    if changed != marked:
+        raise SystemExit(
+            f"{marked} classes are marked acyclic but {changed} deallocators were found "
+            "in mypyc's shape: check scripts/build_native.py against this mypyc"
+        )
 
 
 def _native_module():
@@ -42,6 +88,7 @@ def build(native) -> None:
             opt_level="3",
             target_dir=str(Path(scratch) / "c"),
         )
+        _patch_acyclic_deallocators(Path(scratch) / "c", sources)
         distribution = Distribution({"ext_modules": extensions})
         command = distribution.get_command_obj("build_ext")
         command.build_lib = str(Path(scratch) / "lib")

@@ -3,12 +3,14 @@ merged row says, and blocks merge into one sorted row."""
 
 from __future__ import annotations
 
+import ast
 import gc
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fsm import native
 from fsm.token_row import BIG_BLOCK, PLAIN, Block, TokenRow, combine, mask_tokens, sorted_row
 
 EXIT = 0
@@ -90,6 +92,31 @@ def test_a_lexeme_token_ending_with_the_lexeme_leads_to_the_continuation():
     assert row.items_of(5) == []
 
 
+ROW_ATTRIBUTES = (
+    "_big",
+    "_blocks",
+    "_small",
+    "_small_starts",
+    "_small_tokens",
+    "_token_nodes",
+    "exit_state",
+    "mask",
+    "vocab_size",
+)
+"""``TokenRow.__slots__``, which its compiled class does not list."""
+
+
+def test_row_attributes_are_its_slots():
+    source = ast.parse(native.source_path("token_row").read_text())
+    (row,) = (node for node in source.body if getattr(node, "name", None) == "TokenRow")
+    (slots,) = (
+        node.value
+        for node in row.body
+        if isinstance(node, ast.Assign) and node.targets[0].id == "__slots__"
+    )
+    assert set(ROW_ATTRIBUTES) == set(ast.literal_eval(slots))
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.data())
 def test_a_row_holds_nothing_the_cyclic_collector_scans(data):
@@ -97,14 +124,16 @@ def test_a_row_holds_nothing_the_cyclic_collector_scans(data):
     then scans whatever they hold that the collector tracks: after a collection, a
     row's blocks (small, big, lexeme or plain) are tracked by nothing but the row.
     (A collection stops tracking a tuple whose items it has already stopped tracking,
-    so tuples of tuples take a second.)"""
+    so tuples of tuples take a second.) Read through the row's attributes: compiled, a
+    row has no collector header (``tests/fsm/test_native.py``), so the collector
+    cannot list what it refers to."""
     blocks = data.draw(overlapping_blocks(3000))
     row = TokenRow(blocks, EXIT, 3000, nodes_by_id(3000))
     gc.collect()
     gc.collect()
-    held = [value for value in gc.get_referents(row) if not isinstance(value, type)]
-    assert held
+    held = [getattr(row, name) for name in ROW_ATTRIBUTES]
     assert not [value for value in held if gc.is_tracked(value)]
+    assert not [block for block in row._blocks if gc.is_tracked(block)]
 
 
 @settings(max_examples=150, deadline=None)
