@@ -55,10 +55,19 @@ def test_the_trashcan_leaves_acyclic_deallocators_only(build_native, indent) -> 
     assert build_native.without_trashcan_for_acyclic(patched) == (patched, 0)
 
 
-def test_a_deallocator_in_another_shape_is_left_alone(build_native) -> None:
-    """A tracked class's deallocator, or one whose trashcan does not open its body, is
-    not changed (the build then stops: the count of marked classes is not reached)."""
+def test_a_deallocator_in_another_shape_is_left_alone_and_reported(build_native) -> None:
+    """An acyclic class's deallocator in a shape the patch does not know (here a line
+    before its trashcan) is not changed, and it is reported, so the build stops; a
+    tracked class's deallocator is neither changed nor reported."""
     tracked = _deallocator("Term", True, "")
-    reordered = tracked.replace("    PyObject_GC_UnTrack(self);\n", "    other();\n")
-    for source in (tracked, reordered):
-        assert build_native.without_trashcan_for_acyclic(source) == (source, 0)
+    reshaped = _deallocator("Row", False, "").replace("{\n", "{\n    other();\n", 1)
+    assert build_native.without_trashcan_for_acyclic(tracked) == (tracked, 0)
+    assert build_native.without_trashcan_for_acyclic(reshaped) == (reshaped, 0)
+    assert build_native.trashcans_without_header(tracked + reshaped) == ["Row_dealloc"]
+
+
+def test_a_patched_source_reports_nothing(build_native) -> None:
+    source = _deallocator("Row", False, "    ") + _deallocator("Term", True, "    ")
+    assert build_native.trashcans_without_header(source) == ["Row_dealloc"]
+    patched, _ = build_native.without_trashcan_for_acyclic(source)
+    assert build_native.trashcans_without_header(patched) == []
