@@ -76,6 +76,7 @@ def test_ours_is_started_first(cold_masks):
             "no_gc": True,
             "young_threshold": 50_000,
             "isolated": False,
+            "again": True,
             "before": "/tmp/old",
         },
     )()
@@ -83,6 +84,7 @@ def test_ours_is_started_first(cold_masks):
         "seqstate",
         f"seqstate{cold_masks.NO_GC}",
         f"seqstate{cold_masks.YOUNG}50000",
+        f"seqstate{cold_masks.AGAIN}",
         "seqstate@/tmp/old",
         "llguidance",
         "xgrammar",
@@ -97,6 +99,43 @@ def test_every_variant_of_ours_takes_our_adapter_and_says_what_it_changes(cold_m
     assert cold_masks._young_threshold(young) == 50_000
     assert cold_masks._young_threshold("seqstate") is None
     assert cold_masks._label(young) == "seqstate, young collections per 50,000 objects"
+
+
+class _Counting:
+    """An index of ours' shape whose states count the tokens read."""
+
+    initial_state = 0
+
+    def fill_bitmask(self, state: int, buffer: list) -> None:
+        buffer.append(state)
+
+    def next_state(self, state: int, token: int) -> int:
+        return state + 1
+
+
+class _Engine:
+    """Ours' adapter's shape, logging each compile and each mask filled."""
+
+    def __init__(self) -> None:
+        self.buffer: list[int] = []
+        self.compiles: list[str] = []
+
+    def compile(self, kind: str, source: object, mode: str) -> _Counting:
+        self.compiles.append(mode)
+        return _Counting()
+
+
+def test_ours_walked_again_walks_each_instance_once_untimed_first(cold_masks):
+    tokens = [7, 8, 9]
+    engine = _Engine()
+    walked = cold_masks._walk_fresh(f"seqstate{cold_masks.AGAIN}", engine, "json", {}, tokens)
+    # the untimed walk, then the timed one and its warm walk over the same index
+    assert engine.compiles == ["lazy", "lazy"] and engine.buffer == [0, 1, 2] * 3
+    assert len(walked["cold"]) == len(tokens) and walked["accepted"]
+    plain = _Engine()
+    cold_masks._walk_fresh("seqstate", plain, "json", {}, tokens)
+    assert plain.compiles == ["lazy"] and plain.buffer == [0, 1, 2] * 2
+    assert cold_masks._label(f"seqstate{cold_masks.AGAIN}") == "seqstate, schema walked before"
 
 
 def test_the_sample_table_gives_the_compile_apart(cold_masks):
