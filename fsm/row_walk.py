@@ -84,7 +84,7 @@ from fsm.trie_walk import (
     masks_up_to,
     pack_bitmask,
     paths_of_texts,
-    tokens_at_nodes,
+    walk_at_nodes,
     walk_trie,
 )
 
@@ -945,16 +945,15 @@ class RowWalker:
     def _walk_at(self, state_at: dict[int, int]) -> _LexemeWalk:
         """The walk of the tokens ending at the nodes of ``state_at`` (in its order),
         each in the lexeme state there: none where the lexeme died, and the nodes with
-        children where it is over are its exits."""
+        children where it is over are its exits (``walk_at_nodes``)."""
         assert self.parts is not None
         trie = self.trie
         nodes = np.fromiter(state_at.keys(), np.int32, len(state_at))
         states = np.fromiter(state_at.values(), np.int32, len(state_at))
-        live = states != DEAD
-        nodes, states = nodes[live], states[live]
-        tokens, inverse, held = tokens_at_nodes(trie.token_starts, trie.token_ids, nodes)
-        over = (states == self.parts.exit_state) & (trie.ends[nodes] > nodes + 1)
-        return _LexemeWalk(tokens, inverse, states[held], nodes[over])
+        tokens, ends, inverse, exits = walk_at_nodes(
+            trie.token_starts, trie.token_ids, trie.ends, nodes, states, DEAD, self.parts.exit_state
+        )
+        return _LexemeWalk(tokens, inverse, ends, exits)
 
     def _in_trie_order(self, lexeme: int) -> _LexemeWalk:
         """``lexeme``'s root walk with its tokens in trie order (``nodes``): sorted once

@@ -910,47 +910,72 @@ def paths_of_texts_py(labels, ends, starts, data, bounds):
     return np.asarray(nodes, np.int32), np.asarray(path_bounds, np.int32)
 
 
-@njit((READS_INT32, READS_INT32, READS_INT32), cache=True, nogil=True)
-def tokens_at_nodes(token_starts, token_ids, nodes):
-    """The tokens ending at each of ``nodes``, node by node (a walk down key names whose
-    states are known per node: ``fsm.row_walk``).
+@njit(
+    (READS_INT32, READS_INT32, READS_INT32, READS_INT32, READS_INT32, INT, INT),
+    cache=True,
+    nogil=True,
+)
+def walk_at_nodes(token_starts, token_ids, ends, nodes, states, dead, exit_state):
+    """A lexeme's walk read off its states at trie nodes, node by node (a walk down key
+    names, whose state at each node met is known: ``fsm.row_walk``), in one call where
+    a dozen numpy calls on a few nodes took several times the work.
 
-    Returns ``(tokens, inverse, held)``: ``held`` the positions in ``nodes`` of those
-    ending some token, in order; token ``i`` ends at ``nodes[held[inverse[i]]]``."""
+    Returns ``(tokens, ends_at, inverse, exits)``: the tokens ending at each node whose
+    state is not ``dead``, token ``i`` in state ``ends_at[inverse[i]]`` (one entry per
+    node ending some token, in order); ``exits``: those nodes in ``exit_state`` with
+    children (the lexeme is over there, and the continuation walks below them)."""
     count = 0
     holding = 0
+    exiting = 0
     for k in range(nodes.shape[0]):
-        size = token_starts[nodes[k] + 1] - token_starts[nodes[k]]
+        if states[k] == dead:
+            continue
+        node = nodes[k]
+        size = token_starts[node + 1] - token_starts[node]
         count += size
         holding += size > 0
+        exiting += states[k] == exit_state and ends[node] > node + 1
     tokens = np.empty(count, np.int32)
     inverse = np.empty(count, np.int32)
-    held = np.empty(holding, np.int32)
+    ends_at = np.empty(holding, np.int32)
+    exits = np.empty(exiting, np.int32)
     found = 0
     kept = 0
+    out = 0
     for k in range(nodes.shape[0]):
-        first, last = token_starts[nodes[k]], token_starts[nodes[k] + 1]
+        state = states[k]
+        if state == dead:
+            continue
+        node = nodes[k]
+        if state == exit_state and ends[node] > node + 1:
+            exits[out] = node
+            out += 1
+        first, last = token_starts[node], token_starts[node + 1]
         if last == first:
             continue
-        held[kept] = k
+        ends_at[kept] = state
         for t in range(first, last):
             tokens[found] = token_ids[t]
             inverse[found] = kept
             found += 1
         kept += 1
-    return tokens, inverse, held
+    return tokens, ends_at, inverse, exits
 
 
-def tokens_at_nodes_py(token_starts, token_ids, nodes):
-    """Plain-Python twin of ``tokens_at_nodes``."""
-    tokens, inverse, held = [], [], []
-    for k, node in enumerate(nodes.tolist()):
+def walk_at_nodes_py(token_starts, token_ids, ends, nodes, states, dead, exit_state):
+    """Plain-Python twin of ``walk_at_nodes``."""
+    tokens, inverse, ends_at, exits = [], [], [], []
+    for node, state in zip(nodes.tolist(), states.tolist()):
+        if state == dead:
+            continue
+        if state == exit_state and ends[node] > node + 1:
+            exits.append(node)
         ids = token_ids[token_starts[node] : token_starts[node + 1]].tolist()
         if ids:
             tokens.extend(ids)
-            inverse.extend([len(held)] * len(ids))
-            held.append(k)
-    return tuple(np.asarray(values, np.int32) for values in (tokens, inverse, held))
+            inverse.extend([len(ends_at)] * len(ids))
+            ends_at.append(state)
+    return tuple(np.asarray(values, np.int32) for values in (tokens, ends_at, inverse, exits))
 
 
 _NO_INT32 = np.empty(0, np.int32)

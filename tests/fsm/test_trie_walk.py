@@ -61,8 +61,8 @@ from fsm.trie_walk import (
     scatter_targets,
     scatter_targets_py,
     search_trie_order,
-    tokens_at_nodes,
-    tokens_at_nodes_py,
+    walk_at_nodes,
+    walk_at_nodes_py,
     walk_trie,
     walk_trie_py,
 )
@@ -336,23 +336,39 @@ def test_paths_of_texts_are_each_text_s_paths_in_turn(vocab, raws, picks):
             assert path == [node for node in alone[r].tolist() if node >= 0]
 
 
+DEAD_STATE, EXIT_STATE = -1, 0
+
+
 @settings(max_examples=100, deadline=None)
-@given(vocabularies(), st.lists(st.integers(0, 200), max_size=8))
-def test_tokens_at_nodes_are_each_node_s_own_tokens_in_turn(vocab, picks):
-    """Each token ending at one of the nodes, node by node, with the position of its
-    node among those ending some: as the twin says, and as the tokens' nodes say."""
+@given(
+    vocabularies(),
+    st.lists(st.tuples(st.integers(0, 200), st.integers(DEAD_STATE, 3)), max_size=8),
+)
+def test_a_walk_at_nodes_is_each_live_node_s_own_tokens_in_turn(vocab, picks):
+    """The tokens ending at each node whose state is not dead, node by node, each in
+    its node's state, and the live nodes with children in the exit state: as the twin
+    says, and as the tokens' nodes and the numpy reading of the same say."""
     trie = vocab.trie
-    nodes = np.asarray([pick % trie.num_nodes for pick in picks], np.int32)
-    got = tokens_at_nodes(trie.token_starts, trie.token_ids, nodes)
-    for array, expected in zip(
-        got, tokens_at_nodes_py(trie.token_starts, trie.token_ids, nodes), strict=True
-    ):
+    nodes = np.asarray([pick % trie.num_nodes for pick, _ in picks], np.int32)
+    states = np.asarray([state for _, state in picks], np.int32)
+    arrays = (trie.token_starts, trie.token_ids, trie.ends, nodes, states)
+    got = walk_at_nodes(*arrays, DEAD_STATE, EXIT_STATE)
+    for array, expected in zip(got, walk_at_nodes_py(*arrays, DEAD_STATE, EXIT_STATE), strict=True):
         np.testing.assert_array_equal(array, expected)
-    tokens, inverse, held = got
-    assert sorted(held.tolist()) == held.tolist() and len(set(held.tolist())) == len(held)
-    assert (trie.token_nodes[tokens] == nodes[held[inverse]]).all()
-    expected = sum(int(trie.token_starts[n + 1] - trie.token_starts[n]) for n in nodes.tolist())
-    assert len(tokens) == expected
+    tokens, ends_at, inverse, exits = got
+    live = states != DEAD_STATE
+    live_nodes, live_states = nodes[live], states[live]
+    held = [
+        k
+        for k, n in enumerate(live_nodes.tolist())
+        if trie.token_starts[n + 1] > trie.token_starts[n]
+    ]
+    np.testing.assert_array_equal(ends_at, live_states[held])
+    assert (trie.token_nodes[tokens] == live_nodes[held][inverse]).all()
+    counts = trie.token_starts[live_nodes + 1] - trie.token_starts[live_nodes]
+    assert len(tokens) == int(counts.sum())
+    over = (live_states == EXIT_STATE) & (trie.ends[live_nodes] > live_nodes + 1)
+    np.testing.assert_array_equal(exits, live_nodes[over])
 
 
 @settings(max_examples=200, deadline=None)
