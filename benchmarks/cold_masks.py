@@ -37,9 +37,10 @@ is killed at ``--timeout``.
 (``vocabulary.lexeme_walks``) dropped before every compile: each schema then pays for
 its JSON strings and formats as if it were the first one the process saw.
 ``--again`` adds ours with each instance walked once, untimed, before its timed fresh
-compile and walk: the vocabulary's shared walks then hold every lexeme of the schema, so
-the difference from ours is what the first walks of a schema's own lexemes (its keys,
-enums, patterns) cost, and what remains is the compile, the terms and the rows.
+compile and walk: what the process keeps from a schema's first walk is then there (the
+vocabulary's walks of its keys, enums and patterns, the memos of the shared terms it
+reaches), so the difference from ours is what a first walk does once per schema, and
+what remains is the compile, the terms and the rows built again for a new index.
 ``--no-gc`` adds ours with Python's cyclic garbage collector off in its worker (after
 warm-up, ``gc.freeze()`` then ``gc.disable()``): a reference for what the collector's
 passes over the terms a cold walk allocates cost (``docs/design.md``). ``--frozen`` adds
