@@ -129,9 +129,9 @@ def thunk_free(term: terms.Term, known: dict[int, bool]) -> bool:
     return answer
 
 
-def garbage_of(walk: Callable[[], None]) -> list[object]:
-    """What only the cyclic collector frees once ``walk`` (which builds, walks and drops
-    an index) returns; the collector off meanwhile."""
+def garbage_of(walk: Callable[[], object]) -> list[object]:
+    """What only the cyclic collector frees once ``walk`` (which builds and walks an
+    index, dropped with whatever it returns) is done; the collector off meanwhile."""
     gc.collect()
     gc.disable()
     try:
@@ -201,11 +201,6 @@ def _build_and_walk(schema: dict, tokens: list[int], vocabulary: fsm.Vocabulary)
     return index
 
 
-def _dropped(schema: dict, tokens: list[int], vocabulary: fsm.Vocabulary) -> None:
-    """The schema's index built, walked and dropped."""
-    _build_and_walk(schema, tokens, vocabulary)
-
-
 GARBAGE_COLUMNS = ("objects", "cycles", "cycles without a thunk", "kinds")
 """The columns of ``garbage_table`` after the schema's number (``garbage_census``)."""
 
@@ -214,7 +209,7 @@ def garbage_table(instances: list[tuple[dict, list[int]]], vocabulary: fsm.Vocab
     """The schemas whose dropped index leaves cyclic garbage, and the totals."""
     rows, totals = [], Counter()
     for number, (schema, tokens) in enumerate(instances):
-        walk = partial(_dropped, schema, tokens, vocabulary)
+        walk = partial(_build_and_walk, schema, tokens, vocabulary)
         garbage_of(walk)  # the first walk fills the process's shared memos
         census = garbage_census(garbage_of(walk))
         if census["objects"]:

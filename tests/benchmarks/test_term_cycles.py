@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm import terms
-
-BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [b""], eos_ids=[256])
+from tests.fsm.schema_checks import BYTES
 
 
 @pytest.fixture
