@@ -97,3 +97,9 @@ class ConstraintTooLarge(FsmError):
         ...
         fsm.errors.ConstraintTooLarge: the constraint needs more than 5 automaton states
     """
+
+
+class NotStorable(FsmError, TypeError):
+    """A term ``fsm.term_store.TermStore.load`` cannot hold yet: recursion through a
+    thunk (a JSON value, a ``$ref`` cycle) or a checked leaf (numbers, formats with
+    checks). Internal for now: the store is not part of the API yet."""

@@ -26,6 +26,7 @@ from pathlib import Path
 
 COMPILED = (
     "terms",
+    "term_store",
     "derivative_automaton",
     "decompose",
     "row_walk",

@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Iterable
-from functools import lru_cache
 from itertools import product
 from typing import Final, Protocol
 
 import numpy as np
 
 from fsm.errors import InvalidSpec
-from fsm.partition import first_members, refine
+from fsm.partition import first_members, mask_partition, refine
 
 ALL_BYTES = (1 << 256) - 1
 _GUARD_LOCK = threading.Lock()
@@ -1213,17 +1212,6 @@ _TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
 _TRIVIAL.flags.writeable = False
 
 
-@lru_cache(maxsize=1024)
-def _mask_partition(mask: int) -> np.ndarray:
-    """The two classes of a byte set (read-only). Memoised: a fresh compile builds its
-    ``Bytes`` anew, but their sets (digits, hex digits, a quote) recur, and three numpy
-    calls cost more than the rest of a small class's partition."""
-    bits = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
-    labels = np.unpackbits(bits, bitorder="little").astype(np.uint16)
-    labels.flags.writeable = False
-    return labels
-
-
 def _apart_partition(apart: frozenset[bytes]) -> np.ndarray:
     """Each first byte of ``apart``'s strings in a class of its own, the rest in one."""
     labels: np.ndarray = np.zeros(256, dtype=np.uint16)
@@ -1247,7 +1235,7 @@ def _partition(term: Term) -> np.ndarray:
     if term is EPS or term is EMPTY:
         return _TRIVIAL
     if isinstance(term, Bytes):
-        return _mask_partition(term.mask)
+        return mask_partition(term.mask)
     if isinstance(term, Cat):
         parts = []
         for item in term.items:

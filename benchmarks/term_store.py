@@ -1,0 +1,298 @@
+"""Terms as integers against terms as objects (issue 15): the first step of the store.
+
+``fsm.term_store`` holds the regular core of the terms as integers, with every memo in
+integer-keyed tables. This script asks what that buys before the rest of the path is
+built: each term below is explored from its root (every state reachable by one byte per
+class of its partition, breadth first, up to ``--max-states``) once with the object
+terms (``fsm.terms``) and once in a fresh store, in turn, and the two are compared:
+
+* time to explore (the store's loading from the object term timed apart);
+* the states found (equal when both normal forms meet the same languages alike);
+* the objects the cyclic collector tracks among what each keeps once explored (after
+  a collection, which stops tracking tuples of untracked values): the object term with
+  its memos, and the store.
+
+Before each object-term exploration the memos of every term reachable from the root are
+forgotten (``forget_memos``), so shared sub-terms (a JSON string's characters) are as
+cold as the store's. The terms: the two regexes of ``cold_masks.py``, a JSON string, a
+string with a pattern, an object's "any other key" over ten names, and, from the
+MaskBench sample of ``cold_masks.py`` (seed 0), every ``pattern`` (as the JSON string it
+allows) and every object's "any other key" over its property names.
+
+    .venv/bin/python benchmarks/term_store.py [--sample 200] [--reps 5]
+        [--max-states 2000] [--no-gc] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Hashable, Iterator
+from types import ModuleType
+from typing import Any
+
+from _common import command_line, fmt, markdown_table, median, percentile, run_header
+from fsm_compile import maskbench_sample
+
+import fsm
+from fsm import terms
+from fsm.errors import FsmError
+from fsm.json_schema.json_text import ANY_STRING, string_except, string_of
+from fsm.json_schema.strings import pattern_content
+from fsm.regex import regex_term
+from fsm.term_store import EMPTY, TermStore
+
+TermMaker = Callable[[], terms.Term]
+
+FIXED: dict[str, TermMaker] = {
+    "money regex": lambda: regex_term(r"\$(0|[1-9][0-9]{0,2}(,[0-9]{3})*)\.[0-9]{2}"),
+    "ipv4 regex": lambda: regex_term(
+        r"((25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)"
+    ),
+    "JSON string": lambda: ANY_STRING,
+    "string, pattern": lambda: string_of(pattern_content(r"^[A-Z]{2}-[0-9]{4,6}$")),
+    "any other key, 10 names": lambda: string_except(
+        ["id", "name", "email", "age", "address", "phone", "tags", "created", "updated", "kind"]
+    ),
+}
+
+
+def explore(
+    derivative: Callable[[Any, int], Any],
+    class_bytes: Callable[[Any], list[int]],
+    root: Hashable,
+    dead: Hashable,
+    max_states: int,
+) -> int:
+    """The states reachable from ``root`` by one byte per class, breadth first, the dead
+    state left out, at most ``max_states``: how many were found."""
+    seen = {root}
+    todo = deque([root])
+    while todo and len(seen) < max_states:
+        state = todo.popleft()
+        for byte in class_bytes(state):
+            found = derivative(state, byte)
+            if found != dead and found not in seen:
+                seen.add(found)
+                todo.append(found)
+                if len(seen) >= max_states:
+                    break
+    return len(seen)
+
+
+def sub_terms(root: terms.Term) -> Iterator[terms.Term]:
+    """Every term reachable from ``root`` through items, concatenations' rests,
+    lexemes' promised bounds and built thunk bodies, once."""
+    seen = {id(root)}
+    todo = [root]
+    while todo:
+        term = todo.pop()
+        yield term
+        inner: list[terms.Term] = []
+        if isinstance(term, terms.Cat):
+            inner.extend(term.items)
+            if term._rest is not None:  # built once, then every derivative's rest
+                inner.append(term._rest)
+        elif isinstance(term, (terms.Alt, terms.And)):
+            inner.extend(term.items)
+        elif isinstance(term, terms.Lexeme):  # and the terms its promises name
+            inner.append(term.item)
+            inner.extend(bound for bound in (term.within, term.bound) if bound is not None)
+        elif isinstance(term, (terms.Not, terms.Repeat)):
+            inner.append(term.item)
+        elif isinstance(term, terms.Thunk) and term._body is not None:
+            inner.append(term._body)
+        for item in inner:
+            if id(item) not in seen:
+                seen.add(id(item))
+                todo.append(item)
+
+
+def forget_memos(root: terms.Term) -> None:
+    """Drop the derivative, partition and nullability memos of every term below
+    ``root``: the object side of a comparison starts as cold as a fresh store."""
+    for term in sub_terms(root):
+        term._derivatives = None
+        term._partition = None
+        term._representatives = None
+        term._nullable = None
+
+
+def tracked_below(root: object) -> int:
+    """How many objects the cyclic collector tracks among those reachable from ``root``
+    (classes and modules left out: everything shares them)."""
+    seen = {id(root)}
+    todo = [root]
+    count = 0
+    while todo:
+        value = todo.pop()
+        if gc.is_tracked(value):
+            count += 1
+        for inner in gc.get_referents(value):
+            if isinstance(inner, (type, ModuleType)) or id(inner) in seen:
+                continue
+            seen.add(id(inner))
+            todo.append(inner)
+    return count
+
+
+def sample_terms(sample: int) -> dict[str, TermMaker]:
+    """The sample's patterns (as JSON strings) and its objects' "any other key" over
+    their property names, each once."""
+    patterns: set[str] = set()
+    key_sets: set[tuple[str, ...]] = set()
+    for entry in maskbench_sample(sample):
+        _collect(entry["schema"], patterns, key_sets)
+    found: dict[str, TermMaker] = {}
+    for pattern in sorted(patterns):
+        found[f"pattern {pattern!r}"] = lambda pattern=pattern: string_of(pattern_content(pattern))
+    for names in sorted(key_sets):
+        found[f"other key than {len(names)} names"] = lambda names=names: string_except(names)
+    return found
+
+
+def _collect(node: Any, patterns: set[str], key_sets: set[tuple[str, ...]]) -> None:
+    if isinstance(node, dict):
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            patterns.add(pattern)
+        properties = node.get("properties")
+        if isinstance(properties, dict) and properties:
+            key_sets.add(tuple(sorted(properties)))
+        for value in node.values():
+            _collect(value, patterns, key_sets)
+    elif isinstance(node, list):
+        for value in node:
+            _collect(value, patterns, key_sets)
+
+
+def measure(make: TermMaker, reps: int, max_states: int) -> dict[str, Any]:
+    """One term, ``reps`` times each way in turn (which goes first alternates): the
+    medians of each way's times (ms), the states each found, what each keeps tracked."""
+    objects_ms, store_ms, load_ms = [], [], []
+    for rep in range(reps):
+        for way in ("objects", "store") if rep % 2 == 0 else ("store", "objects"):
+            term = make()
+            if way == "objects":
+                forget_memos(term)
+                start = time.perf_counter()
+                object_states = explore(
+                    terms.derivative, terms.class_bytes, term, terms.EMPTY, max_states
+                )
+                objects_ms.append((time.perf_counter() - start) * 1e3)
+                gc.collect()  # tuples of untracked values leave the collector's sight
+                object_tracked = tracked_below(term)
+            else:
+                store = TermStore()
+                start = time.perf_counter()
+                root = store.load(term)
+                loaded = time.perf_counter()
+                store_states = explore(store.derivative, store.class_bytes, root, EMPTY, max_states)
+                store_ms.append((time.perf_counter() - loaded) * 1e3)
+                load_ms.append((loaded - start) * 1e3)
+                gc.collect()
+                store_tracked = tracked_below(store)
+    return {
+        "objects_ms": median(objects_ms),
+        "store_ms": median(store_ms),
+        "load_ms": median(load_ms),
+        "object_states": object_states,
+        "store_states": store_states,
+        "object_tracked": object_tracked,
+        "store_tracked": store_tracked,
+    }
+
+
+def run(makers: dict[str, TermMaker], reps: int, max_states: int) -> dict[str, dict]:
+    """``measure`` for each term the store can hold; the others are counted apart."""
+    results: dict[str, dict] = {}
+    for name, make in makers.items():
+        try:
+            TermStore().load(make())
+        except FsmError as error:  # an unsupported pattern, or a term the store lacks
+            results[name] = {"refused": type(error).__name__}
+            continue
+        results[name] = measure(make, reps, max_states)
+    return results
+
+
+def _row(name: str, result: dict) -> list[object]:
+    return [
+        name,
+        f"{result['object_states']} / {result['store_states']}",
+        fmt(result["objects_ms"], 2),
+        fmt(result["store_ms"], 2),
+        fmt(result["store_ms"] / result["objects_ms"], 2),
+        fmt(result["load_ms"], 2),
+        f"{result['object_tracked']} / {result['store_tracked']}",
+    ]
+
+
+HEADERS = [
+    "term",
+    "states: objects / store",
+    "objects (ms)",
+    "store (ms)",
+    "store / objects",
+    "store's load (ms)",
+    "tracked: objects / store",
+]
+
+
+def summary(results: dict[str, dict]) -> list[str]:
+    """Lines over the sample's terms: how many were measured and refused, the per-term
+    ratio's median and p90, the sums, and how many found different state counts."""
+    measured = [r for r in results.values() if "refused" not in r]
+    refusals = Counter(r["refused"] for r in results.values() if "refused" in r)
+    refused = ", ".join(f"{count} by {name}" for name, count in sorted(refusals.items()))
+    if not measured:
+        return [f"- none measured; refused: {refused or 'none'}"]
+    ratios = [r["store_ms"] / r["objects_ms"] for r in measured]
+    differ = sum(r["object_states"] != r["store_states"] for r in measured)
+    objects_sum = sum(r["objects_ms"] for r in measured)
+    store_sum = sum(r["store_ms"] for r in measured)
+    load_sum = sum(r["load_ms"] for r in measured)
+    tracked = [sum(r[key] for r in measured) for key in ("object_tracked", "store_tracked")]
+    return [
+        f"- {len(measured)} terms measured; refused: {refused or 'none'}",
+        f"- store / objects per term: median {fmt(median(ratios), 2)}, "
+        f"p90 {fmt(percentile(ratios, 90), 2)}; sums {fmt(objects_sum, 1)} ms against "
+        f"{fmt(store_sum, 1)} ms ({fmt(store_sum / objects_sum, 2)}), the store's loads "
+        f"{fmt(load_sum, 1)} ms more",
+        f"- terms whose state counts differ: {differ}",
+        f"- tracked objects kept, summed: objects {tracked[0]:,}, store {tracked[1]:,}",
+    ]
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sample", type=int, default=200, help="MaskBench schemas (0: none)")
+    parser.add_argument("--reps", type=int, default=5, help="explorations each way per term")
+    parser.add_argument("--max-states", type=int, default=2000, help="states explored at most")
+    parser.add_argument("--no-gc", action="store_true", help="the cyclic collector off")
+    parser.add_argument("--json", help="write the results to this file")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    if args.no_gc:
+        gc.disable()
+    fixed = run(FIXED, args.reps, args.max_states)
+    sample = run(sample_terms(args.sample), args.reps, args.max_states) if args.sample else {}
+    print(run_header(command_line()))
+    print(f"compiled modules: {fsm.NATIVE}; collector {'off' if args.no_gc else 'on'}\n")
+    print(markdown_table(HEADERS, [_row(name, result) for name, result in fixed.items()]))
+    if sample:
+        print(f"\n**MaskBench-dev sample ({args.sample} schemas, seed 0)**\n")
+        print("\n".join(summary(sample)))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"fixed": fixed, "sample": sample}, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()

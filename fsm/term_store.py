@@ -1,0 +1,574 @@
+"""Terms as integers: a hash-consed store of regular terms, beside ``fsm.terms``.
+
+``fsm.terms`` holds a term as a Python object with its memos (derivatives, partition,
+nullability) on it. A fresh schema's walk leaves thousands of such objects and their
+dicts alive for as long as its index lives, and the cyclic collector scans every one of
+them at each full pass (``docs/design.md``, issue 15). Here a term is an ``int``: an
+index into columns of integers, interned so that equal terms built apart get one id,
+with every memo in a dictionary from integers to integers. Nothing the store holds is
+an object the collector tracks but its few containers, however many terms it holds.
+
+This is the first step of the path ``docs/design.md`` names ("terms as integers"): the
+regular core (bytes, concatenation, union, intersection, complement, repetition,
+lexemes) and its derivatives beside the object terms, checked against them
+(``tests/fsm/test_term_store.py``) and timed against them
+(``benchmarks/term_store.py``). A thunk is stored as its body, built; recursion
+through one and checked leaves (numbers) are not stored yet: ``TermStore.load``
+refuses them with ``NotStorable``.
+
+Normal forms (what makes equal languages built alike share an id, and the derivatives
+of a regular term finitely many):
+
+* a concatenation is a pair ``(head, rest)`` whose head is no concatenation, so a
+  derivative of ``a b c`` is one new pair ahead of the shared ``b c``;
+* a union (an intersection) is a run of members in a shared pool of ids: distinct, in
+  ascending id order, none a union (an intersection), its single-byte sets merged into
+  one member;
+* ``EMPTY`` is id 0 and ``EPS`` id 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+import numpy as np
+
+from fsm import terms as objects
+from fsm.errors import ConstraintTooLarge, NotStorable
+from fsm.partition import first_members, mask_partition, refine
+
+EMPTY: Final = 0
+EPS: Final = 1
+
+KIND_EMPTY: Final = 0
+KIND_EPS: Final = 1
+KIND_BYTES: Final = 2
+KIND_CAT: Final = 3
+KIND_ALT: Final = 4
+KIND_AND: Final = 5
+KIND_NOT: Final = 6
+KIND_REPEAT: Final = 7
+KIND_LEXEME: Final = 8
+KIND_EXCEPT: Final = 9
+
+_ID_BITS: Final = 29
+"""Bits of an id in an interning key: a key is two ids and a kind, ``2 * 29 + 4`` bits,
+so it stays a small int (compiled code holds it unboxed, and it allocates nothing)."""
+MAX_TERMS: Final = 1 << _ID_BITS
+_COUNT_BITS: Final = 30
+_UNBOUNDED: Final = (1 << _COUNT_BITS) - 1
+"""The upper count of an unbounded repetition, as stored; counts stay below it."""
+_RUN_HASH_MASK: Final = (1 << 57) - 1
+"""The bits of a run's hash kept in its key: with the kind, still a small int."""
+
+_TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
+_TRIVIAL.flags.writeable = False
+
+
+class TermStore:
+    """Hash-consed terms as integers, with their derivatives, nullability and byte
+    partitions memoised in integer-keyed tables.
+
+    Columns: ``kinds[t]`` and the fields ``first[t]``, ``second[t]``:
+    a concatenation's head and rest; a union's or an intersection's members,
+    ``pool[first:second]``; a repetition's item and where its counts are in
+    ``counts``; a byte set's mask, ``masks[first]``; a lexeme's item and bound; a
+    lexeme but some strings, its ``within`` and those strings, ``aparts[second]``.
+    ``nullable_flags[t]`` is computed when the term is interned. A store only grows;
+    it is dropped as a whole."""
+
+    def __init__(self) -> None:
+        self.kinds: list[int] = [KIND_EMPTY, KIND_EPS]
+        self.first: list[int] = [0, 0]
+        self.second: list[int] = [0, 0]
+        self.nullable_flags: list[bool] = [False, True]
+        self.masks: list[int] = []
+        self.pool: list[int] = []
+        self.counts: list[int] = []
+        self.aparts: list[tuple[bytes, ...]] = []
+        self._ids: dict[int, int] = {}
+        self._runs: dict[int, int] = {}
+        self._count_ids: dict[int, int] = {}
+        self._apart_ids: dict[bytes, int] = {}
+        self._byte_sets: dict[int, int] = {}
+        self._derivatives: dict[int, int] = {}
+        self._partitions: dict[int, np.ndarray] = {}
+        self._representatives: dict[int, bytes] = {}
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    # ------------------------------------------------------------------ interning
+
+    def _intern(self, kind: int, first: int, second: int, nullable: bool) -> int:
+        """The id of the term with these fields (each below ``MAX_TERMS``), a new one if
+        none was stored."""
+        key = (first << _ID_BITS | (0 if kind == KIND_LEXEME else second)) << 4 | kind
+        known = self._ids.get(key)
+        if known is not None:
+            return known
+        term = self._append(kind, first, second, nullable)
+        self._ids[key] = term
+        return term
+
+    def _append(self, kind: int, first: int, second: int, nullable: bool) -> int:
+        term = len(self.kinds)
+        if term >= MAX_TERMS:
+            raise ConstraintTooLarge(f"the term store holds {MAX_TERMS} terms")
+        self.kinds.append(kind)
+        self.first.append(first)
+        self.second.append(second)
+        self.nullable_flags.append(nullable)
+        return term
+
+    def _intern_run(self, kind: int, ordered: list[int]) -> int:
+        """The union or intersection (``kind``) of ``ordered`` (distinct, ascending, at
+        least two), a new one if none was stored: found by the run's hash, then
+        compared member by member (the next slot on a collision)."""
+        key = (hash(tuple(ordered)) & _RUN_HASH_MASK) << 4 | kind
+        while True:
+            known = self._runs.get(key)
+            if known is None:
+                break
+            if self.kinds[known] == kind and self.members(known) == ordered:
+                return known
+            key += 16
+        if kind == KIND_ALT:
+            nullable = any(self.nullable_flags[member] for member in ordered)
+        else:
+            nullable = all(self.nullable_flags[member] for member in ordered)
+        start = len(self.pool)
+        self.pool.extend(ordered)
+        term = self._append(kind, start, len(self.pool), nullable)
+        self._runs[key] = term
+        return term
+
+    def byte_set(self, mask: int) -> int:
+        """One byte from the 256-bit set ``mask`` (``EMPTY`` for no byte)."""
+        if mask == 0:
+            return EMPTY
+        known = self._byte_sets.get(mask)
+        if known is not None:
+            return known
+        self.masks.append(mask)
+        term = self._intern(KIND_BYTES, len(self.masks) - 1, 0, False)
+        self._byte_sets[mask] = term
+        return term
+
+    def literal(self, data: bytes) -> int:
+        """Exactly ``data``."""
+        term = EPS
+        for byte in reversed(data):
+            term = self.cat(self.byte_set(1 << byte), term)
+        return term
+
+    def cat(self, head: int, rest: int) -> int:
+        """``head`` then ``rest``, kept right-nested: a concatenation at the head is
+        taken apart (its rest concatenated with ``rest`` first)."""
+        if head == EMPTY or rest == EMPTY:
+            return EMPTY
+        if head == EPS:
+            return rest
+        if rest == EPS:
+            return head
+        if self.kinds[head] == KIND_CAT:
+            return self.cat(self.first[head], self.cat(self.second[head], rest))
+        nullable = self.nullable_flags[head] and self.nullable_flags[rest]
+        return self._intern(KIND_CAT, head, rest, nullable)
+
+    def alt(self, members: list[int]) -> int:
+        """The union of ``members``: flattened, ``EMPTY`` dropped, byte sets merged,
+        duplicates dropped, members in ascending id order."""
+        mask = 0
+        distinct: set[int] = set()
+        for member in members:
+            kind = self.kinds[member]
+            if kind == KIND_ALT:
+                for part in self.pool[self.first[member] : self.second[member]]:
+                    if self.kinds[part] == KIND_BYTES:
+                        mask |= self.masks[self.first[part]]
+                    else:
+                        distinct.add(part)
+            elif kind == KIND_BYTES:
+                mask |= self.masks[self.first[member]]
+            elif kind != KIND_EMPTY:
+                distinct.add(member)
+        if mask:
+            distinct.add(self.byte_set(mask))
+        return self._run(KIND_ALT, distinct)
+
+    def intersect(self, members: list[int]) -> int:
+        """The intersection of ``members``: flattened, every string (``~EMPTY``) dropped,
+        byte sets met, a member and its complement found empty, ``EPS`` met as the
+        members' common nullability; members in ascending id order."""
+        mask = -1
+        distinct: set[int] = set()
+        for member in members:
+            parts = self.members(member) if self.kinds[member] == KIND_AND else [member]
+            for part in parts:
+                kind = self.kinds[part]
+                if kind == KIND_EMPTY:
+                    return EMPTY
+                if kind == KIND_BYTES:
+                    mask &= self.masks[self.first[part]]
+                elif not (kind == KIND_NOT and self.first[part] == EMPTY):
+                    distinct.add(part)
+        if mask != -1:
+            if mask == 0 or EPS in distinct:
+                return EMPTY
+            distinct.add(self.byte_set(mask))
+        if not distinct:
+            return self.complement(EMPTY)
+        for part in distinct:
+            if self.kinds[part] == KIND_NOT and self.first[part] in distinct:
+                return EMPTY
+        if EPS in distinct:
+            return EPS if all(self.nullable_flags[part] for part in distinct) else EMPTY
+        return self._run(KIND_AND, distinct)
+
+    def _run(self, kind: int, distinct: set[int]) -> int:
+        """The union or intersection (``kind``) of ``distinct``: ``EMPTY`` for none, the
+        member itself for one."""
+        if not distinct:
+            return EMPTY
+        if len(distinct) == 1:
+            return next(iter(distinct))
+        return self._intern_run(kind, sorted(distinct))
+
+    def members(self, term: int) -> list[int]:
+        """The members of a union or an intersection, in ascending id order."""
+        return self.pool[self.first[term] : self.second[term]]
+
+    def complement(self, term: int) -> int:
+        """Every byte string not in ``term``."""
+        if self.kinds[term] == KIND_NOT:
+            return self.first[term]
+        return self._intern(KIND_NOT, term, 0, not self.nullable_flags[term])
+
+    def repeat(self, item: int, lo: int, hi: int | None) -> int:
+        """``item`` repeated ``lo`` to ``hi`` times (``hi`` None: without bound), with
+        ``fsm.terms.repeat``'s rewrites (``(x*){m,n}`` is ``x*``, ``(x+){m,}`` is
+        ``x{m,}``)."""
+        top = _UNBOUNDED if hi is None else hi
+        if lo < 0 or top < lo or top > _UNBOUNDED or lo == _UNBOUNDED:
+            raise ValueError(f"repetition bounds out of range: {{{lo},{hi}}}")
+        if top == 0 or item == EPS:
+            return EPS
+        if item == EMPTY:
+            return EPS if lo == 0 else EMPTY
+        if lo == 1 and top == 1:
+            return item
+        if self.kinds[item] == KIND_REPEAT and self.counts[self.second[item]] <= 1:
+            inner_lo, inner_top = self._bounds(item)
+            if top == _UNBOUNDED or inner_top == _UNBOUNDED:
+                if inner_lo == 0:
+                    return self._repetition(self.first[item], 0, _UNBOUNDED)
+                if top == _UNBOUNDED:
+                    return self._repetition(self.first[item], lo, _UNBOUNDED)
+        return self._repetition(item, lo, top)
+
+    def _repetition(self, item: int, lo: int, top: int) -> int:
+        nullable = lo == 0 or self.nullable_flags[item]
+        key = lo << _COUNT_BITS | top
+        counted = self._count_ids.get(key)
+        if counted is None:
+            counted = self._count_ids[key] = len(self.counts)
+            self.counts.append(lo)
+            self.counts.append(top)
+        return self._intern(KIND_REPEAT, item, counted, nullable)
+
+    def lexeme_except(self, within: int, apart: Iterable[bytes]) -> int:
+        """The strings of the lexeme ``within`` but those in ``apart`` (an object's
+        other keys: any JSON string but the names; ``fsm.terms.Lexeme``'s promise as
+        a term of its own). Derived without an item: ``within``'s derivative, with the
+        names read so far taken out, and ``within``'s derivative alone once the byte
+        leaves every name."""
+        names = tuple(sorted(set(apart)))
+        if not names or within == EMPTY:
+            return within
+        if self.kinds[within] not in (KIND_LEXEME, KIND_EXCEPT):
+            if within == EPS:
+                return EMPTY if b"" in names else EPS
+            excluded = self.alt([self.literal(text) for text in names])
+            return self.intersect([within, self.complement(excluded)])
+        key = b"".join(len(text).to_bytes(4, "little") + text for text in names)
+        known = self._apart_ids.get(key)
+        if known is None:
+            known = self._apart_ids[key] = len(self.aparts)
+            self.aparts.append(names)
+        return self._intern(KIND_EXCEPT, within, known, False)
+
+    def _bounds(self, repetition: int) -> tuple[int, int]:
+        """A repetition's lower and upper counts (``_UNBOUNDED`` for none)."""
+        at = self.second[repetition]
+        return self.counts[at], self.counts[at + 1]
+
+    def lexeme(self, item: int, bound: int = EMPTY) -> int:
+        """``item`` declared prefix-free (the caller's promise, ``fsm.terms.lexeme``):
+        a nullable one is over, so it is ``EPS``. ``bound``, when a lexeme, is the
+        caller's promise that every string of ``item`` is one of ``bound``'s. As in
+        ``fsm.terms.Lexeme`` it is no part of the term's value: the first lexeme of an
+        item keeps the bound it was interned with (any bound given holds of its
+        strings)."""
+        if item == EMPTY or item == EPS or self.kinds[item] in (KIND_LEXEME, KIND_EXCEPT):
+            return item
+        if self.nullable_flags[item]:
+            return EPS
+        if self.kinds[bound] != KIND_LEXEME:  # the bound's item is what a derivative holds
+            bound = EMPTY
+        return self._intern(KIND_LEXEME, item, bound, False)
+
+    # ------------------------------------------------------------------ semantics
+
+    def nullable(self, term: int) -> bool:
+        """Whether ``term`` accepts the empty string."""
+        return self.nullable_flags[term]
+
+    def derivative(self, term: int, byte: int) -> int:
+        """The suffixes of ``term``'s strings that begin with ``byte``: memoised per
+        term and byte, and computed once per class of the term's byte partition when
+        that partition was asked for (``class_bytes``)."""
+        kind = self.kinds[term]
+        if kind == KIND_BYTES:  # constant time: no memo to keep
+            return EPS if self.masks[self.first[term]] >> byte & 1 else EMPTY
+        if kind == KIND_CAT:
+            head = self.first[term]
+            if self.kinds[head] == KIND_BYTES:  # a literal's step
+                return self.second[term] if self.masks[self.first[head]] >> byte & 1 else EMPTY
+        key = term << 8 | byte
+        known = self._derivatives.get(key)
+        if known is not None:
+            return known
+        firsts = self._representatives.get(term)
+        if firsts is not None and firsts[byte] != byte:
+            found = self.derivative(term, firsts[byte])
+        else:
+            found = self._derive(term, byte)
+        self._derivatives[key] = found
+        return found
+
+    def _derive(self, term: int, byte: int) -> int:
+        kind = self.kinds[term]
+        if kind == KIND_EMPTY or kind == KIND_EPS:
+            return EMPTY
+        first = self.first[term]
+        if kind == KIND_BYTES:
+            return EPS if self.masks[first] >> byte & 1 else EMPTY
+        second = self.second[term]
+        if kind == KIND_CAT:
+            ahead = self.cat(self.derivative(first, byte), second)
+            if self.nullable_flags[first]:
+                return self.alt([ahead, self.derivative(second, byte)])
+            return ahead
+        if kind == KIND_ALT:
+            return self.alt([self.derivative(m, byte) for m in self.members(term)])
+        if kind == KIND_AND:
+            return self.intersect([self.derivative(m, byte) for m in self.members(term)])
+        if kind == KIND_NOT:
+            return self.complement(self.derivative(first, byte))
+        if kind == KIND_REPEAT:
+            lo, top = self._bounds(term)
+            rest = self.repeat(first, max(lo - 1, 0), None if top == _UNBOUNDED else top - 1)
+            return self.cat(self.derivative(first, byte), rest)
+        if kind == KIND_EXCEPT:
+            return self._except_derivative(first, self.aparts[second], byte)
+        return self._lexeme_derivative(first, second, byte)  # KIND_LEXEME
+
+    def _except_derivative(self, within: int, names: tuple[bytes, ...], byte: int) -> int:
+        """``within``'s derivative but the rests of the names that start with ``byte``:
+        none where a name ends with ``within``'s string, ``within``'s derivative as it
+        is where no name goes on."""
+        derived = self.derivative(within, byte)
+        rests = [text[1:] for text in names if text and text[0] == byte]
+        if self.nullable_flags[derived] and b"" in rests:
+            derived = self.lexeme_except(derived, [b""])  # that string, taken out
+        return self.lexeme_except(derived, [text for text in rests if text])
+
+    def _lexeme_derivative(self, item: int, bound: int, byte: int) -> int:
+        """A lexeme's derivative, its bound's derivative as its bound. Its strings lie
+        within that bound's, so a derivative whose item holds the bound's item
+        (``_holds``) is that bound, exactly: an unanchored pattern's string is the
+        plain JSON string's state once the match is read (``fsm.terms``, the same
+        rule)."""
+        derived = self.derivative(item, byte)
+        if bound == EMPTY:
+            return self.lexeme(derived)
+        derived_bound = self.derivative(bound, byte)
+        if self.kinds[derived_bound] != KIND_LEXEME:
+            return self.lexeme(derived)
+        if self._holds(derived, self.first[derived_bound]):
+            return derived_bound
+        return self.lexeme(derived, derived_bound)
+
+    def _holds(self, term: int, branch: int) -> bool:
+        """Whether ``term`` holds every string of ``branch``, by structure (a sufficient
+        test): it is ``branch``, a union with ``branch`` among its members, a head
+        matching the empty string then ``branch``, or a head holding ``branch``'s
+        head then ``branch``'s rest."""
+        if term == branch:
+            return True
+        kind = self.kinds[term]
+        if kind == KIND_ALT:
+            return branch in self.members(term)
+        if kind != KIND_CAT:
+            return False
+        head, rest = self.first[term], self.second[term]
+        if rest == branch and self.nullable_flags[head]:
+            return True
+        if self.kinds[branch] != KIND_CAT or rest != self.second[branch]:
+            return False
+        return self._holds(head, self.first[branch])
+
+    def matches(self, term: int, data: bytes) -> bool:
+        """Whether ``term`` accepts exactly ``data``."""
+        for byte in data:
+            term = self.derivative(term, byte)
+            if term == EMPTY:
+                return False
+        return self.nullable_flags[term]
+
+    def byte_partition(self, term: int) -> np.ndarray:
+        """A class label per byte (``uint16[256]``): bytes with one label have one
+        derivative. Finer than necessary at times, never coarser."""
+        known = self._partitions.get(term)
+        if known is not None:
+            return known
+        kind = self.kinds[term]
+        first = self.first[term]
+        if kind == KIND_EMPTY or kind == KIND_EPS:
+            found = _TRIVIAL
+        elif kind == KIND_BYTES:
+            found = mask_partition(self.masks[first])
+        elif kind == KIND_CAT:  # the heads up to the first that is not nullable
+            parts = [self.byte_partition(first)]
+            rest = self.second[term]
+            while self.nullable_flags[first]:
+                if self.kinds[rest] != KIND_CAT:
+                    parts.append(self.byte_partition(rest))
+                    break
+                first, rest = self.first[rest], self.second[rest]
+                parts.append(self.byte_partition(first))
+            found = _refined(parts)
+        elif kind == KIND_ALT or kind == KIND_AND:
+            found = _refined([self.byte_partition(member) for member in self.members(term)])
+        elif kind == KIND_EXCEPT:  # each name's first byte in a class of its own
+            found = _refined(
+                [self.byte_partition(first), _first_byte_partition(self.aparts[self.second[term]])]
+            )
+        else:  # complement, repetition, lexeme: their item's
+            found = self.byte_partition(first)
+        self._partitions[term] = found
+        return found
+
+    def class_bytes(self, term: int) -> list[int]:
+        """One byte per class of ``byte_partition(term)`` (its lowest), ascending; from
+        here on ``derivative`` computes one derivative per class."""
+        firsts = self.representatives(term)
+        return [byte for byte in range(256) if firsts[byte] == byte]
+
+    def representatives(self, term: int) -> bytes:
+        """For each byte, the lowest byte of its class of ``byte_partition(term)``."""
+        known = self._representatives.get(term)
+        if known is not None:
+            return known
+        found: bytes = first_members(self.byte_partition(term)).tobytes()
+        self._representatives[term] = found
+        return found
+
+    # ------------------------------------------------------------------ objects
+
+    def load(self, term: objects.Term) -> int:
+        """The id of ``term``, an object term of the regular core: its thunks' bodies
+        are built and stored in their place; a lexeme keeps its bound, and one promised
+        to read ``within``'s strings but ``apart`` is stored as that promise
+        (``lexeme_except``), its item left unbuilt. Recursion through a thunk and a
+        checked leaf raise ``NotStorable``."""
+        return _Loader(self).load(term)
+
+
+def _first_byte_partition(names: tuple[bytes, ...]) -> np.ndarray:
+    """Each first byte of ``names`` in a class of its own, the other bytes in one."""
+    labels: np.ndarray = np.zeros(256, dtype=np.uint16)
+    for label, first in enumerate(sorted({text[0] for text in names if text})):
+        labels[first] = label + 1
+    labels.flags.writeable = False
+    return labels
+
+
+def _refined(partitions: list[np.ndarray]) -> np.ndarray:
+    """The coarsest partition finer than all of ``partitions``: each distinct one
+    (by identity: byte sets' and heads' partitions are shared) refined in once."""
+    distinct = list({id(part): part for part in partitions if part is not _TRIVIAL}.values())
+    if not distinct:
+        return _TRIVIAL
+    found = distinct[0]
+    for part in distinct[1:]:
+        found = refine(found, part)
+    found.flags.writeable = False
+    return found
+
+
+class _Loader:
+    """One ``TermStore.load`` call: object terms met, by identity, to their ids (a term
+    shared by several parents is converted once)."""
+
+    def __init__(self, store: TermStore) -> None:
+        self.store = store
+        self.done: dict[int, int] = {}
+        self.held: list[objects.Term] = []  # keeps the ids in ``done`` meaningful
+        self.entered: set[int] = set()  # thunks whose bodies are being converted
+
+    def load(self, term: objects.Term) -> int:
+        known = self.done.get(id(term))
+        if known is not None:
+            return known
+        found = self._convert(term)
+        self.done[id(term)] = found
+        self.held.append(term)
+        return found
+
+    def _convert(self, term: objects.Term) -> int:
+        store = self.store
+        if term is objects.EMPTY:
+            return EMPTY
+        if term is objects.EPS:
+            return EPS
+        if isinstance(term, objects.Bytes):
+            return store.byte_set(term.mask)
+        if isinstance(term, objects.Cat):
+            rest = EPS
+            for item in reversed(term.items):
+                rest = store.cat(self.load(item), rest)
+            return rest
+        if isinstance(term, objects.Alt):
+            return store.alt([self.load(item) for item in term.items])
+        if isinstance(term, objects.And):
+            return store.intersect([self.load(item) for item in term.items])
+        if isinstance(term, objects.Not):
+            return store.complement(self.load(term.item))
+        if isinstance(term, objects.Repeat):
+            return store.repeat(self.load(term.item), term.lo, term.hi)
+        if isinstance(term, objects.Lexeme):
+            return self._lexeme(term)
+        if isinstance(term, objects.Thunk):
+            return self._body(term)
+        raise NotStorable(f"not stored yet: {type(term).__name__} {term!r}")
+
+    def _lexeme(self, term: objects.Lexeme) -> int:
+        """A lexeme with its bound, or as its promise to read ``within`` but ``apart``."""
+        if term.within is not None:
+            return self.store.lexeme_except(self.load(term.within), term.apart)
+        bound = EMPTY if term.bound is None else self.load(term.bound)
+        return self.store.lexeme(self.load(term.item), bound)
+
+    def _body(self, term: objects.Thunk) -> int:
+        """A thunk's body, built and converted; one reached again inside its own body
+        (recursion: a JSON value, a ``$ref`` cycle) has no finite form here."""
+        if id(term) in self.entered:
+            raise NotStorable(f"not stored yet: recursion through {term.key!r}")
+        self.entered.add(id(term))
+        try:
+            return self.load(term.body())
+        finally:
+            self.entered.discard(id(term))
