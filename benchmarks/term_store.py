@@ -10,7 +10,8 @@ terms (``fsm.terms``) and once in a fresh store, in turn, and the two are compar
 * the states found (equal when both normal forms meet the same languages alike);
 * the objects the cyclic collector tracks among what each keeps once explored (after
   a collection, which stops tracking tuples of untracked values): the object term with
-  its memos, and the store.
+  its memos, and the store's own tables (the object terms it converted, and keeps
+  while the compiler builds objects, counted but not entered).
 
 Before each object-term exploration the memos of every term reachable from the root are
 forgotten (``forget_memos``), so shared sub-terms (a JSON string's characters) are as
@@ -121,9 +122,12 @@ def forget_memos(root: terms.Term) -> None:
         term._nullable = None
 
 
-def tracked_below(root: object) -> int:
+def tracked_below(root: object, through_terms: bool = True) -> int:
     """How many objects the cyclic collector tracks among those reachable from ``root``
-    (classes and modules left out: everything shares them)."""
+    (classes and modules left out: everything shares them); without
+    ``through_terms``, object terms are counted but not entered (a store's own
+    tables, without the object terms it converted and keeps until the compiler
+    builds rows itself)."""
     seen = {id(root)}
     todo = [root]
     count = 0
@@ -131,6 +135,8 @@ def tracked_below(root: object) -> int:
         value = todo.pop()
         if gc.is_tracked(value):
             count += 1
+        if not through_terms and isinstance(value, terms.Term):
+            continue
         for inner in gc.get_referents(value):
             if isinstance(inner, (type, ModuleType)) or id(inner) in seen:
                 continue
@@ -194,7 +200,7 @@ def measure(make: TermMaker, reps: int, max_states: int) -> dict[str, Any]:
                 store_ms.append((time.perf_counter() - loaded) * 1e3)
                 load_ms.append((loaded - start) * 1e3)
                 gc.collect()
-                store_tracked = tracked_below(store)
+                store_tracked = tracked_below(store, through_terms=False)
     return {
         "objects_ms": median(objects_ms),
         "store_ms": median(store_ms),
@@ -267,6 +273,171 @@ def summary(results: dict[str, dict]) -> list[str]:
     ]
 
 
+def walk_texts(
+    derivative: Callable[[Any, int], Any],
+    nullable: Callable[[Any], bool],
+    root: Any,
+    dead: Any,
+    texts: list[bytes],
+) -> list[bool]:
+    """Each text read byte by byte from ``root``: whether it is accepted."""
+    verdicts = []
+    for text in texts:
+        state = root
+        for byte in text:
+            state = derivative(state, byte)
+            if state == dead:
+                break
+        verdicts.append(state != dead and nullable(state))
+    return verdicts
+
+
+def sample_schemas(sample: int) -> list[tuple[str, dict, list[bytes]]]:
+    """The sample's schemas with the texts of their valid instances, spelled as the
+    compiler spells JSON (``json.dumps``, non-ASCII characters raw)."""
+    return [
+        (
+            entry["name"],
+            entry["schema"],
+            [
+                json.dumps(t["data"], ensure_ascii=False).encode()
+                for t in entry["tests"]
+                if t["valid"]
+            ],
+        )
+        for entry in maskbench_sample(sample)
+    ]
+
+
+def read_in_store(
+    store: TermStore, term: terms.Term, texts: list[bytes]
+) -> tuple[list[bool], float, float]:
+    """``texts`` read through ``term`` loaded into ``store``: the verdicts, the time to
+    convert the term's root (ms; its thunks' bodies are converted as the reads need
+    them, inside the second time) and the time to read (ms)."""
+    start = time.perf_counter()
+    root = store.load(term)
+    loaded = time.perf_counter()
+    verdicts = walk_texts(store.derivative, store.nullable, root, EMPTY, texts)
+    return verdicts, (loaded - start) * 1e3, (time.perf_counter() - loaded) * 1e3
+
+
+def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any]:
+    """A schema's valid texts read byte by byte through a fresh compile's term, ``reps``
+    times each way in turn: the medians of each way's times (ms, the store's with its
+    lazy load), whether the two read every text alike, what each keeps tracked."""
+    objects_ms, store_ms, load_ms = [], [], []
+    verdicts: dict[str, list[bool]] = {}
+    for rep in range(reps):
+        for way in ("objects", "store") if rep % 2 == 0 else ("store", "objects"):
+            term = fsm.JsonSchema(schema).term()
+            forget_memos(term)  # the shared terms it holds (strings, numbers) made cold
+            if way == "objects":
+                start = time.perf_counter()
+                verdicts[way] = walk_texts(
+                    terms.derivative, terms.nullable, term, terms.EMPTY, texts
+                )
+                objects_ms.append((time.perf_counter() - start) * 1e3)
+                gc.collect()
+                object_tracked = tracked_below(term)
+            else:
+                store = TermStore()
+                verdicts[way], root_ms, read_ms = read_in_store(store, term, texts)
+                store_ms.append(root_ms + read_ms)
+                load_ms.append(root_ms)
+                del term
+                gc.collect()
+                store_tracked = tracked_below(store, through_terms=False)
+    return {
+        "objects_ms": median(objects_ms),
+        "store_ms": median(store_ms),
+        "load_ms": median(load_ms),
+        "agree": verdicts["objects"] == verdicts["store"],
+        "accepted": sum(verdicts["store"]),
+        "texts": len(texts),
+        "object_tracked": object_tracked,
+        "store_tracked": store_tracked,
+    }
+
+
+def measure_schema_shared(
+    schema: dict, texts: list[bytes], store: TermStore, objects_first: bool
+) -> dict[str, Any]:
+    """A schema's valid texts read once each way, as a service meets a new schema: the
+    object terms with whatever memos earlier schemas left on the terms they share, the
+    store one for the whole process (equal terms of earlier schemas are its rows)."""
+    times: dict[str, float] = {}
+    verdicts: dict[str, list[bool]] = {}
+    for way in ("objects", "store") if objects_first else ("store", "objects"):
+        term = fsm.JsonSchema(schema).term()
+        if way == "objects":
+            start = time.perf_counter()
+            verdicts[way] = walk_texts(terms.derivative, terms.nullable, term, terms.EMPTY, texts)
+            times[way] = (time.perf_counter() - start) * 1e3
+        else:
+            verdicts[way], times["load"], read_ms = read_in_store(store, term, texts)
+            times[way] = times["load"] + read_ms
+    return {
+        "objects_ms": times["objects"],
+        "store_ms": times["store"],
+        "load_ms": times["load"],
+        "agree": verdicts["objects"] == verdicts["store"],
+        "accepted": sum(verdicts["store"]),
+        "texts": len(texts),
+    }
+
+
+def run_schemas(
+    schemas: list[tuple[str, dict, list[bytes]]], reps: int, shared: bool = False
+) -> dict[str, dict]:
+    """``measure_schema`` (``measure_schema_shared`` with ``shared``, one store for all,
+    the order of the two ways alternating) for each schema that compiles; the others
+    are counted apart."""
+    results: dict[str, dict] = {}
+    store = TermStore()
+    for position, (name, schema, texts) in enumerate(schemas):
+        try:
+            fsm.JsonSchema(schema).term()
+        except FsmError as error:
+            results[name] = {"refused": type(error).__name__}
+            continue
+        if shared:
+            results[name] = measure_schema_shared(schema, texts, store, position % 2 == 0)
+        else:
+            results[name] = measure_schema(schema, texts, reps)
+    return results
+
+
+def schema_summary(results: dict[str, dict]) -> list[str]:
+    """Lines over the schemas: how many, whether the two read every text alike, the
+    per-schema ratio's median and p90, the sums, the tracked objects kept."""
+    measured = [r for r in results.values() if "refused" not in r]
+    if not measured:
+        return ["- no schema measured"]
+    ratios = [r["store_ms"] / r["objects_ms"] for r in measured]
+    reads = [(r["store_ms"] - r["load_ms"]) / r["objects_ms"] for r in measured]
+    objects_sum = sum(r["objects_ms"] for r in measured)
+    store_sum = sum(r["store_ms"] for r in measured)
+    lines = [
+        f"- {len(measured)} schemas measured ({len(results) - len(measured)} do not compile); "
+        f"texts read alike in {sum(r['agree'] for r in measured)}, "
+        f"{sum(r['accepted'] for r in measured)} of {sum(r['texts'] for r in measured)} "
+        "texts accepted",
+        f"- store / objects per schema: median {fmt(median(ratios), 2)}, "
+        f"p90 {fmt(percentile(ratios, 90), 2)} (without the root's conversion: median "
+        f"{fmt(median(reads), 2)}, p90 {fmt(percentile(reads, 90), 2)}); sums "
+        f"{fmt(objects_sum, 1)} ms against "
+        f"{fmt(store_sum, 1)} ms ({fmt(store_sum / objects_sum, 2)}), of which the "
+        f"store's conversions of the roots {fmt(sum(r['load_ms'] for r in measured), 1)} ms",
+    ]
+    if "store_tracked" in measured[0]:
+        tracked = [sum(r[key] for r in measured) for key in ("object_tracked", "store_tracked")]
+        lines.append(
+            f"- tracked objects kept, summed: objects {tracked[0]:,}, store {tracked[1]:,}"
+        )
+    return lines
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sample", type=int, default=200, help="MaskBench schemas (0: none)")
@@ -281,17 +452,25 @@ def main() -> None:
     args = parse_args()
     if args.no_gc:
         gc.disable()
+    # first, so every schema is new to both ways: the cold runs below leave memos behind
+    shared = run_schemas(sample_schemas(args.sample), 1, shared=True) if args.sample else {}
     fixed = run(FIXED, args.reps, args.max_states)
     sample = run(sample_terms(args.sample), args.reps, args.max_states) if args.sample else {}
+    schemas = run_schemas(sample_schemas(args.sample), args.reps) if args.sample else {}
     print(run_header(command_line()))
     print(f"compiled modules: {fsm.NATIVE}; collector {'off' if args.no_gc else 'on'}\n")
     print(markdown_table(HEADERS, [_row(name, result) for name, result in fixed.items()]))
     if sample:
         print(f"\n**MaskBench-dev sample ({args.sample} schemas, seed 0)**\n")
         print("\n".join(summary(sample)))
+        print("\n**The sample's schemas, their valid texts read byte by byte, cold**\n")
+        print("\n".join(schema_summary(schemas)))
+        print("\n**The same, as a service meets them: one store, memos kept**\n")
+        print("\n".join(schema_summary(shared)))
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"fixed": fixed, "sample": sample}, handle, indent=1)
+            found = {"fixed": fixed, "sample": sample, "schemas": schemas, "shared": shared}
+            json.dump(found, handle, indent=1)
 
 
 if __name__ == "__main__":

@@ -100,6 +100,5 @@ class ConstraintTooLarge(FsmError):
 
 
 class NotStorable(FsmError, TypeError):
-    """A term ``fsm.term_store.TermStore.load`` cannot hold yet: recursion through a
-    thunk (a JSON value, a ``$ref`` cycle) or a checked leaf (numbers, formats with
-    checks). Internal for now: the store is not part of the API yet."""
+    """A value ``fsm.term_store.TermStore.load`` was given that is no term it knows.
+    Internal for now: the store is not part of the API yet."""

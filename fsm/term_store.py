@@ -12,9 +12,10 @@ This is the first step of the path ``docs/design.md`` names ("terms as integers"
 regular core (bytes, concatenation, union, intersection, complement, repetition,
 lexemes) and its derivatives beside the object terms, checked against them
 (``tests/fsm/test_term_store.py``) and timed against them
-(``benchmarks/term_store.py``). A thunk is stored as its body, built; recursion
-through one and checked leaves (numbers) are not stored yet: ``TermStore.load``
-refuses them with ``NotStorable``.
+(``benchmarks/term_store.py``). Every kind of term is held: a thunk is a row
+whose body is built, from the object thunk, when a derivative or a question first
+needs it (recursion: a JSON value, a ``$ref`` cycle), and a checked leaf (a number
+with bounds) a row of its checker and its text. A store is for one thread.
 
 Normal forms (what makes equal languages built alike share an id, and the derivatives
 of a regular term finitely many):
@@ -29,13 +30,13 @@ of a regular term finitely many):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Final
 
 import numpy as np
 
 from fsm import terms as objects
-from fsm.errors import ConstraintTooLarge, NotStorable
+from fsm.errors import ConstraintTooLarge, InvalidSpec, NotStorable
 from fsm.partition import first_members, mask_partition, refine
 
 EMPTY: Final = 0
@@ -51,6 +52,15 @@ KIND_NOT: Final = 6
 KIND_REPEAT: Final = 7
 KIND_LEXEME: Final = 8
 KIND_EXCEPT: Final = 9
+KIND_THUNK: Final = 10
+KIND_CHECKED: Final = 11
+
+NO: Final = 0
+YES: Final = 1
+UNKNOWN: Final = 2
+"""Values of ``TermStore.nullable_flags``: a term whose nullability depends on a thunk's
+body not built yet is ``UNKNOWN`` until someone asks (``TermStore.nullable``)."""
+_NO_BODY: Final = -1
 
 _ID_BITS: Final = 29
 """Bits of an id in an interning key: a key is two ids and a kind, ``2 * 29 + 4`` bits,
@@ -74,24 +84,35 @@ class TermStore:
     a concatenation's head and rest; a union's or an intersection's members,
     ``pool[first:second]``; a repetition's item and where its counts are in
     ``counts``; a byte set's mask, ``masks[first]``; a lexeme's item and bound; a
-    lexeme but some strings, its ``within`` and those strings, ``aparts[second]``.
-    ``nullable_flags[t]`` is computed when the term is interned. A store only grows;
-    it is dropped as a whole."""
+    lexeme but some strings, its ``within`` and those strings, ``aparts[second]``; a
+    thunk, its object in ``thunks`` and its body once built; a checked leaf, its
+    checker in ``checkers`` and its text in ``texts``. ``nullable_flags[t]`` is set
+    when the term is interned, or ``UNKNOWN`` until asked when it depends on a thunk's
+    body. A store only grows; it is dropped as a whole."""
 
     def __init__(self) -> None:
         self.kinds: list[int] = [KIND_EMPTY, KIND_EPS]
         self.first: list[int] = [0, 0]
         self.second: list[int] = [0, 0]
-        self.nullable_flags: list[bool] = [False, True]
+        self.nullable_flags: list[int] = [NO, YES]
         self.masks: list[int] = []
         self.pool: list[int] = []
         self.counts: list[int] = []
         self.aparts: list[tuple[bytes, ...]] = []
+        self.thunks: list[objects.Thunk] = []
+        self.checkers: list[objects.Checker] = []
+        self.texts: list[bytes] = []
         self._ids: dict[int, int] = {}
         self._runs: dict[int, int] = {}
         self._count_ids: dict[int, int] = {}
         self._apart_ids: dict[bytes, int] = {}
         self._byte_sets: dict[int, int] = {}
+        self._thunk_ids: dict[Hashable, int] = {}
+        self._checker_ids: dict[objects.Checker, int] = {}
+        self._text_ids: dict[bytes, int] = {}
+        self._alphabet_partitions: dict[int, np.ndarray] = {}
+        self._entered: set[int] = set()  # thunks inside their own body's question
+        self._loader = _Loader(self)
         self._derivatives: dict[int, int] = {}
         self._partitions: dict[int, np.ndarray] = {}
         self._representatives: dict[int, bytes] = {}
@@ -101,7 +122,7 @@ class TermStore:
 
     # ------------------------------------------------------------------ interning
 
-    def _intern(self, kind: int, first: int, second: int, nullable: bool) -> int:
+    def _intern(self, kind: int, first: int, second: int, nullable: int) -> int:
         """The id of the term with these fields (each below ``MAX_TERMS``), a new one if
         none was stored."""
         key = (first << _ID_BITS | (0 if kind == KIND_LEXEME else second)) << 4 | kind
@@ -112,7 +133,7 @@ class TermStore:
         self._ids[key] = term
         return term
 
-    def _append(self, kind: int, first: int, second: int, nullable: bool) -> int:
+    def _append(self, kind: int, first: int, second: int, nullable: int) -> int:
         term = len(self.kinds)
         if term >= MAX_TERMS:
             raise ConstraintTooLarge(f"the term store holds {MAX_TERMS} terms")
@@ -134,10 +155,11 @@ class TermStore:
             if self.kinds[known] == kind and self.members(known) == ordered:
                 return known
             key += 16
+        flags = [self.nullable_flags[member] for member in ordered]
         if kind == KIND_ALT:
-            nullable = any(self.nullable_flags[member] for member in ordered)
+            nullable = YES if YES in flags else UNKNOWN if UNKNOWN in flags else NO
         else:
-            nullable = all(self.nullable_flags[member] for member in ordered)
+            nullable = NO if NO in flags else UNKNOWN if UNKNOWN in flags else YES
         start = len(self.pool)
         self.pool.extend(ordered)
         term = self._append(kind, start, len(self.pool), nullable)
@@ -152,7 +174,7 @@ class TermStore:
         if known is not None:
             return known
         self.masks.append(mask)
-        term = self._intern(KIND_BYTES, len(self.masks) - 1, 0, False)
+        term = self._intern(KIND_BYTES, len(self.masks) - 1, 0, NO)
         self._byte_sets[mask] = term
         return term
 
@@ -174,8 +196,9 @@ class TermStore:
             return head
         if self.kinds[head] == KIND_CAT:
             return self.cat(self.first[head], self.cat(self.second[head], rest))
-        nullable = self.nullable_flags[head] and self.nullable_flags[rest]
-        return self._intern(KIND_CAT, head, rest, nullable)
+        return self._intern(
+            KIND_CAT, head, rest, _both(self.nullable_flags[head], self.nullable_flags[rest])
+        )
 
     def alt(self, members: list[int]) -> int:
         """The union of ``members``: flattened, ``EMPTY`` dropped, byte sets merged,
@@ -224,7 +247,7 @@ class TermStore:
             if self.kinds[part] == KIND_NOT and self.first[part] in distinct:
                 return EMPTY
         if EPS in distinct:
-            return EPS if all(self.nullable_flags[part] for part in distinct) else EMPTY
+            return EPS if all(self.nullable(part) for part in distinct) else EMPTY
         return self._run(KIND_AND, distinct)
 
     def _run(self, kind: int, distinct: set[int]) -> int:
@@ -244,7 +267,8 @@ class TermStore:
         """Every byte string not in ``term``."""
         if self.kinds[term] == KIND_NOT:
             return self.first[term]
-        return self._intern(KIND_NOT, term, 0, not self.nullable_flags[term])
+        flag = self.nullable_flags[term]
+        return self._intern(KIND_NOT, term, 0, UNKNOWN if flag == UNKNOWN else YES - flag)
 
     def repeat(self, item: int, lo: int, hi: int | None) -> int:
         """``item`` repeated ``lo`` to ``hi`` times (``hi`` None: without bound), with
@@ -269,7 +293,7 @@ class TermStore:
         return self._repetition(item, lo, top)
 
     def _repetition(self, item: int, lo: int, top: int) -> int:
-        nullable = lo == 0 or self.nullable_flags[item]
+        nullable = YES if lo == 0 else self.nullable_flags[item]
         key = lo << _COUNT_BITS | top
         counted = self._count_ids.get(key)
         if counted is None:
@@ -297,7 +321,7 @@ class TermStore:
         if known is None:
             known = self._apart_ids[key] = len(self.aparts)
             self.aparts.append(names)
-        return self._intern(KIND_EXCEPT, within, known, False)
+        return self._intern(KIND_EXCEPT, within, known, NO)
 
     def _bounds(self, repetition: int) -> tuple[int, int]:
         """A repetition's lower and upper counts (``_UNBOUNDED`` for none)."""
@@ -313,17 +337,96 @@ class TermStore:
         strings)."""
         if item == EMPTY or item == EPS or self.kinds[item] in (KIND_LEXEME, KIND_EXCEPT):
             return item
-        if self.nullable_flags[item]:
+        if self.nullable(item):
             return EPS
+        return self.known_lexeme(item, bound)
+
+    def known_lexeme(self, item: int, bound: int = EMPTY) -> int:
+        """``lexeme(item, bound)`` for an item known to need no rewriting: no lexeme,
+        and not matching the empty string (an object term's lexeme: asking again could
+        build a thunk's body inside its own construction)."""
         if self.kinds[bound] != KIND_LEXEME:  # the bound's item is what a derivative holds
             bound = EMPTY
-        return self._intern(KIND_LEXEME, item, bound, False)
+        return self._intern(KIND_LEXEME, item, bound, NO)
+
+    def thunk(self, made: objects.Thunk) -> int:
+        """The row of the object thunk ``made``, one per key (equal thunks are equal
+        terms); its body is built when first needed (``body``). A thunk whose builder
+        promises how its body opens (``objects.Thunk.opening_bytes``) is known not to
+        match the empty string without building it."""
+        known = self._thunk_ids.get(made.key)
+        if known is not None:
+            return known
+        self.thunks.append(made)
+        flag = UNKNOWN if made.opening_bytes() is None else NO
+        term = self._append(KIND_THUNK, len(self.thunks) - 1, _NO_BODY, flag)
+        self._thunk_ids[made.key] = term
+        return term
+
+    def body(self, term: int) -> int:
+        """A thunk's body: built once from its object (which does not keep it) and
+        loaded; the thunks inside it become rows, their bodies not built."""
+        body = self.second[term]
+        if body == _NO_BODY:
+            body = self.second[term] = self.load(self.thunks[self.first[term]].body_apart())
+        return body
+
+    def checked(self, checker: objects.Checker, text: bytes = b"") -> int:
+        """The strings ``s`` with ``checker.accepts(text + s)`` (``fsm.terms.checked``):
+        ``EMPTY`` when none, else a row of the checker and its canonical text."""
+        if not checker.viable(text):
+            return EMPTY
+        text = checker.canonical(text)
+        which = self._checker_ids.get(checker)
+        if which is None:
+            which = self._checker_ids[checker] = len(self.checkers)
+            self.checkers.append(checker)
+        spelled = self._text_ids.get(text)
+        if spelled is None:
+            spelled = self._text_ids[text] = len(self.texts)
+            self.texts.append(text)
+        flag = YES if checker.accepts(text) else NO
+        return self._intern(KIND_CHECKED, which, spelled, flag)
 
     # ------------------------------------------------------------------ semantics
 
     def nullable(self, term: int) -> bool:
-        """Whether ``term`` accepts the empty string."""
-        return self.nullable_flags[term]
+        """Whether ``term`` accepts the empty string: its flag, or, where that waits on
+        a thunk's body, worked out now (the bodies it needs built) and kept."""
+        flag = self.nullable_flags[term]
+        if flag != UNKNOWN:
+            return flag == YES
+        found = self._nullable_of(term)
+        self.nullable_flags[term] = YES if found else NO
+        return found
+
+    def _nullable_of(self, term: int) -> bool:
+        kind = self.kinds[term]
+        first = self.first[term]
+        if kind == KIND_CAT:
+            return self.nullable(first) and self.nullable(self.second[term])
+        if kind == KIND_ALT:
+            return any(self.nullable(member) for member in self.members(term))
+        if kind == KIND_AND:
+            return all(self.nullable(member) for member in self.members(term))
+        if kind == KIND_NOT:
+            return not self.nullable(first)
+        if kind == KIND_REPEAT:
+            return self.nullable(first)
+        assert kind == KIND_THUNK, kind  # the others' flags are known when interned
+        self._enter(term)
+        try:
+            return self.nullable(self.body(term))
+        finally:
+            self._entered.discard(term)
+
+    def _enter(self, thunk: int) -> None:
+        """Mark ``thunk`` as inside a question about its body: reaching it again before
+        a byte is read is recursion without a guard, which would never end."""
+        if thunk in self._entered:
+            key = self.thunks[self.first[thunk]].key
+            raise InvalidSpec(f"unguarded recursion through {key!r}")
+        self._entered.add(thunk)
 
     def derivative(self, term: int, byte: int) -> int:
         """The suffixes of ``term``'s strings that begin with ``byte``: memoised per
@@ -336,6 +439,12 @@ class TermStore:
             head = self.first[term]
             if self.kinds[head] == KIND_BYTES:  # a literal's step
                 return self.second[term] if self.masks[self.first[head]] >> byte & 1 else EMPTY
+        elif kind == KIND_CHECKED:
+            # not memoised: a number's every prefix would stay (``fsm.terms.derivative``)
+            checker = self.checkers[self.first[term]]
+            if byte not in checker.alphabet:
+                return EMPTY
+            return self.checked(checker, self.texts[self.second[term]] + bytes((byte,)))
         key = term << 8 | byte
         known = self._derivatives.get(key)
         if known is not None:
@@ -358,7 +467,7 @@ class TermStore:
         second = self.second[term]
         if kind == KIND_CAT:
             ahead = self.cat(self.derivative(first, byte), second)
-            if self.nullable_flags[first]:
+            if self.nullable(first):
                 return self.alt([ahead, self.derivative(second, byte)])
             return ahead
         if kind == KIND_ALT:
@@ -373,6 +482,12 @@ class TermStore:
             return self.cat(self.derivative(first, byte), rest)
         if kind == KIND_EXCEPT:
             return self._except_derivative(first, self.aparts[second], byte)
+        if kind == KIND_THUNK:
+            self._enter(term)
+            try:
+                return self.derivative(self.body(term), byte)
+            finally:
+                self._entered.discard(term)
         return self._lexeme_derivative(first, second, byte)  # KIND_LEXEME
 
     def _except_derivative(self, within: int, names: tuple[bytes, ...], byte: int) -> int:
@@ -381,7 +496,7 @@ class TermStore:
         is where no name goes on."""
         derived = self.derivative(within, byte)
         rests = [text[1:] for text in names if text and text[0] == byte]
-        if self.nullable_flags[derived] and b"" in rests:
+        if b"" in rests and self.nullable(derived):
             derived = self.lexeme_except(derived, [b""])  # that string, taken out
         return self.lexeme_except(derived, [text for text in rests if text])
 
@@ -414,7 +529,7 @@ class TermStore:
         if kind != KIND_CAT:
             return False
         head, rest = self.first[term], self.second[term]
-        if rest == branch and self.nullable_flags[head]:
+        if rest == branch and self.nullable(head):
             return True
         if self.kinds[branch] != KIND_CAT or rest != self.second[branch]:
             return False
@@ -426,7 +541,7 @@ class TermStore:
             term = self.derivative(term, byte)
             if term == EMPTY:
                 return False
-        return self.nullable_flags[term]
+        return self.nullable(term)
 
     def byte_partition(self, term: int) -> np.ndarray:
         """A class label per byte (``uint16[256]``): bytes with one label have one
@@ -443,7 +558,7 @@ class TermStore:
         elif kind == KIND_CAT:  # the heads up to the first that is not nullable
             parts = [self.byte_partition(first)]
             rest = self.second[term]
-            while self.nullable_flags[first]:
+            while self.nullable(first):
                 if self.kinds[rest] != KIND_CAT:
                     parts.append(self.byte_partition(rest))
                     break
@@ -452,6 +567,14 @@ class TermStore:
             found = _refined(parts)
         elif kind == KIND_ALT or kind == KIND_AND:
             found = _refined([self.byte_partition(member) for member in self.members(term)])
+        elif kind == KIND_THUNK:
+            self._enter(term)
+            try:
+                found = self.byte_partition(self.body(term))
+            finally:
+                self._entered.discard(term)
+        elif kind == KIND_CHECKED:
+            found = self._alphabet_partition(self.first[term])
         elif kind == KIND_EXCEPT:  # each name's first byte in a class of its own
             found = _refined(
                 [self.byte_partition(first), _first_byte_partition(self.aparts[self.second[term]])]
@@ -460,6 +583,18 @@ class TermStore:
             found = self.byte_partition(first)
         self._partitions[term] = found
         return found
+
+    def _alphabet_partition(self, which: int) -> np.ndarray:
+        """Each byte a checker may read in a class of its own: it leads to a prefix of
+        its own."""
+        known = self._alphabet_partitions.get(which)
+        if known is None:
+            known = np.zeros(256, dtype=np.uint16)
+            for label, byte in enumerate(self.checkers[which].alphabet):
+                known[byte] = label + 1
+            known.flags.writeable = False
+            self._alphabet_partitions[which] = known
+        return known
 
     def class_bytes(self, term: int) -> list[int]:
         """One byte per class of ``byte_partition(term)`` (its lowest), ascending; from
@@ -479,12 +614,14 @@ class TermStore:
     # ------------------------------------------------------------------ objects
 
     def load(self, term: objects.Term) -> int:
-        """The id of ``term``, an object term of the regular core: its thunks' bodies
-        are built and stored in their place; a lexeme keeps its bound, and one promised
-        to read ``within``'s strings but ``apart`` is stored as that promise
-        (``lexeme_except``), its item left unbuilt. Recursion through a thunk and a
-        checked leaf raise ``NotStorable``."""
-        return _Loader(self).load(term)
+        """The id of the object term ``term``: its thunks become rows whose bodies are
+        built when needed; a lexeme keeps its bound, and one promised to read
+        ``within``'s strings but ``apart`` is stored as that promise
+        (``lexeme_except``), its item left unbuilt. Anything else raises
+        ``NotStorable``. The store keeps each object it converted, so the terms that
+        every schema shares (a JSON string, whitespace, numbers) are converted once
+        per store, not once per schema: until the compiler builds rows itself."""
+        return self._loader.load(term)
 
 
 def _first_byte_partition(names: tuple[bytes, ...]) -> np.ndarray:
@@ -510,14 +647,13 @@ def _refined(partitions: list[np.ndarray]) -> np.ndarray:
 
 
 class _Loader:
-    """One ``TermStore.load`` call: object terms met, by identity, to their ids (a term
-    shared by several parents is converted once)."""
+    """A store's conversions: object terms met, by identity, to their ids (a term
+    shared by several parents, or by several schemas, is converted once)."""
 
     def __init__(self, store: TermStore) -> None:
         self.store = store
         self.done: dict[int, int] = {}
         self.held: list[objects.Term] = []  # keeps the ids in ``done`` meaningful
-        self.entered: set[int] = set()  # thunks whose bodies are being converted
 
     def load(self, term: objects.Term) -> int:
         known = self.done.get(id(term))
@@ -536,6 +672,17 @@ class _Loader:
             return EPS
         if isinstance(term, objects.Bytes):
             return store.byte_set(term.mask)
+        if isinstance(term, objects.Thunk):
+            return store.thunk(term)
+        if isinstance(term, objects.Checked):
+            return store.checked(term.checker, term.text)
+        if isinstance(term, objects.Lexeme):
+            return self._lexeme(term)
+        return self._compound(term)
+
+    def _compound(self, term: objects.Term) -> int:
+        """A concatenation, union, intersection, complement or repetition."""
+        store = self.store
         if isinstance(term, objects.Cat):
             rest = EPS
             for item in reversed(term.items):
@@ -549,26 +696,18 @@ class _Loader:
             return store.complement(self.load(term.item))
         if isinstance(term, objects.Repeat):
             return store.repeat(self.load(term.item), term.lo, term.hi)
-        if isinstance(term, objects.Lexeme):
-            return self._lexeme(term)
-        if isinstance(term, objects.Thunk):
-            return self._body(term)
-        raise NotStorable(f"not stored yet: {type(term).__name__} {term!r}")
+        raise NotStorable(f"not a term the store knows: {type(term).__name__} {term!r}")
 
     def _lexeme(self, term: objects.Lexeme) -> int:
         """A lexeme with its bound, or as its promise to read ``within`` but ``apart``."""
         if term.within is not None:
             return self.store.lexeme_except(self.load(term.within), term.apart)
         bound = EMPTY if term.bound is None else self.load(term.bound)
-        return self.store.lexeme(self.load(term.item), bound)
+        return self.store.known_lexeme(self.load(term.item), bound)
 
-    def _body(self, term: objects.Thunk) -> int:
-        """A thunk's body, built and converted; one reached again inside its own body
-        (recursion: a JSON value, a ``$ref`` cycle) has no finite form here."""
-        if id(term) in self.entered:
-            raise NotStorable(f"not stored yet: recursion through {term.key!r}")
-        self.entered.add(id(term))
-        try:
-            return self.load(term.body())
-        finally:
-            self.entered.discard(id(term))
+
+def _both(first: int, second: int) -> int:
+    """The nullability flag of a concatenation of terms with these flags."""
+    if first == NO or second == NO:
+        return NO
+    return YES if first == YES and second == YES else UNKNOWN

@@ -400,6 +400,17 @@ class Thunk(Term):
         self._make = None  # after the body is published: see the check above
         return published
 
+    def body_apart(self) -> Term:
+        """The body as ``body`` builds it, but not kept here when it was not built
+        yet: for a store that keeps its own (``fsm.term_store``), so this object does
+        not hold a second copy of it alive."""
+        if self._body is not None:
+            return self._body
+        make = self._make
+        if make is None:
+            return self.body()
+        return make(self.key) if self._keyed else make()
+
     def _published(self) -> Term | None:
         """The body as another thread may have set it since this one last looked. Read
         through a call: once ``self._body is not None`` was false, a type checker takes

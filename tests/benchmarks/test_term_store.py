@@ -39,13 +39,16 @@ def test_forgotten_memos_leave_the_object_terms_cold(term_store):
 
 
 def test_a_walked_store_holds_few_objects_for_the_collector(term_store):
-    """Both walks find the same states; the object terms keep an object and a memo
-    per state and more, the store its few columns."""
-    term = string_of(regex_term(r"[a-zA-Z0-9 ]{0,40}"))
-    result = term_store.measure(lambda: term, reps=2, max_states=1000)
-    assert result["object_states"] == result["store_states"] > 40
-    assert result["store_tracked"] <= 12
-    assert result["object_tracked"] > result["object_states"]
+    """Both walks find the same states; the object terms keep more objects for the
+    collector as they meet more states, the store as many as before."""
+    results = [
+        term_store.measure(lambda: string_of(regex_term("[a-z0-9 ]{0,80}")), 2, cap)
+        for cap in (20, 80)
+    ]
+    for result in results:
+        assert result["object_states"] == result["store_states"]
+    assert results[1]["object_tracked"] > results[0]["object_tracked"] + 60
+    assert results[1]["store_tracked"] == results[0]["store_tracked"]
 
 
 def test_refusals_are_counted_by_their_error(term_store):
@@ -61,3 +64,23 @@ def test_refusals_are_counted_by_their_error(term_store):
     lines = term_store.summary(results)
     assert "1 terms measured; refused: 1 by UnsupportedRegex" in lines[0]
     assert "terms whose state counts differ: 0" in lines[2]
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "pattern": "^[A-Z]"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_schemas_are_read_alike_both_ways(term_store, shared):
+    texts = [b'{"name": "Ada", "age": 36}', b'{"name": "Bo"}']
+    results = term_store.run_schemas(
+        [("person", SCHEMA, texts), ("broken", {"type": "nonsense"}, [])], 2, shared=shared
+    )
+    assert results["broken"] == {"refused": "InvalidSpec"}
+    person = results["person"]
+    assert person["agree"] and person["accepted"] == person["texts"] == 2
+    lines = term_store.schema_summary(results)
+    assert "1 schemas measured (1 do not compile); texts read alike in 1, 2 of 2" in lines[0]

@@ -1,14 +1,17 @@
 """The integer term store against the object terms it stands beside: the same
-languages (a walk over pairs of states), normal forms shared by equal terms, and the
-terms it refuses."""
+languages (a walk over pairs of states, or texts where the automaton is infinite),
+normal forms shared by equal terms, thunks built when needed."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsm import terms
+from fsm.errors import InvalidSpec, NotStorable
 from fsm.json_schema.json_text import ANY_STRING as JSON_STRING
 from fsm.json_schema.json_text import (
     INTEGRAL_NUMBER,
@@ -18,7 +21,7 @@ from fsm.json_schema.json_text import (
 )
 from fsm.partition import first_members, refine
 from fsm.regex import regex_term
-from fsm.term_store import EMPTY, EPS, NotStorable, TermStore
+from fsm.term_store import EMPTY, EPS, TermStore
 from tests.fsm.strategies import small_regexes
 
 MAX_PAIRS = 5_000
@@ -153,20 +156,113 @@ def test_intersection_rules() -> None:
     assert store.complement(store.complement(b)) == b
 
 
-def test_recursion_and_checked_leaves_are_refused() -> None:
-    store = TermStore()
-    with pytest.raises(NotStorable, match="recursion"):
-        store.load(any_value(1))
-    with pytest.raises(NotStorable, match="Checked"):
-        store.load(INTEGRAL_NUMBER)
-    with pytest.raises(TypeError):  # the builtin it resembles
-        store.load(INTEGRAL_NUMBER)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text('aé"\\', max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
-def test_a_thunk_is_stored_as_its_body() -> None:
-    body = regex_term("ab|cd")
+@settings(max_examples=80, deadline=None)
+@given(json_values, st.integers(0, 40), st.binary(max_size=2))
+def test_recursive_values_and_numbers_read_as_the_objects_read_them(
+    value: object, cut: int, noise: bytes
+) -> None:
+    """Any JSON value (recursion through thunks, numbers as checked leaves): a valid
+    text, and that text cut and spoiled, accepted exactly when the object terms
+    accept it."""
+    term = any_value(1)
     store = TermStore()
-    assert store.load(terms.thunk("pair", lambda: body)) == store.load(body)
+    root = store.load(term)
+    text = json.dumps(value, ensure_ascii=False).encode()  # the compiler's own spelling
+    assert store.matches(root, text)
+    for candidate in (text[:cut], text[:cut] + noise + text[cut:]):
+        assert store.matches(root, candidate) == terms.matches(term, candidate)
+
+
+@given(st.integers(-(10**9), 10**9), st.binary(max_size=3))
+def test_checked_numbers_read_as_their_checker_reads_them(number: int, noise: bytes) -> None:
+    store = TermStore()
+    root = store.load(INTEGRAL_NUMBER)
+    for text in (str(number).encode(), str(number).encode() + noise, noise):
+        assert store.matches(root, text) == terms.matches(INTEGRAL_NUMBER, text)
+
+
+def test_a_thunk_is_built_when_first_needed() -> None:
+    built = []
+
+    def make() -> terms.Term:
+        built.append(True)
+        return regex_term("ab|cd")
+
+    store = TermStore()
+    root = store.load(terms.cat(terms.literal(b"x"), terms.thunk("pair", make)))
+    assert not built
+    assert store.derivative(root, ord("x")) != EMPTY and not built
+    assert store.matches(root, b"xcd") and built == [True]
+    assert not store.matches(root, b"xc")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    small_regexes(count_ranges=True),
+    small_regexes(),
+    st.sampled_from(["cat", "alt", "and", "not", "star"]),
+)
+def test_parts_behind_thunks_keep_their_language(first: str, second: str, shape: str) -> None:
+    """Parts behind thunks, bodies built as derivatives need them and nullability
+    worked out through them (the flags wait while a body is unbuilt)."""
+    one = terms.thunk(("one", first), lambda: regex_term(first))
+    two = terms.thunk(("two", second), lambda: regex_term(second))
+    term = {
+        "cat": lambda: terms.cat(one, two),
+        "alt": lambda: terms.alt(one, two),
+        "and": lambda: terms.intersect(one, terms.cat(two, terms.star(one))),
+        "not": lambda: terms.complement(terms.cat(one, two)),
+        "star": lambda: terms.cat(terms.star(one), two),
+    }[shape]()
+    store = TermStore()
+    assert_same_language(store, store.load(term), term)
+
+
+class PromisingBuilder:
+    """A keyed thunk's builder that promises its body opens with ``a`` and counts the
+    bodies it builds."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def __call__(self, key: object) -> terms.Term:
+        self.built += 1
+        return regex_term("a+")
+
+    def opening_bytes(self, key: object) -> int:
+        return 1 << ord("a")
+
+
+def test_a_promised_opening_answers_nullability_without_the_body() -> None:
+    builder = PromisingBuilder()
+    store = TermStore()
+    root = store.load(terms.cat(terms.star(terms.literal(b"b")), terms.keyed_thunk("k", builder)))
+    assert not store.nullable(root)
+    assert builder.built == 0
+    assert store.matches(root, b"bbaa") and builder.built == 1
+
+
+def test_unguarded_recursion_is_refused() -> None:
+    looping: terms.Term = terms.thunk("loop", lambda: terms.alt(looping, terms.literal(b"a")))
+    store = TermStore()
+    root = store.load(terms.cat(terms.literal(b"b"), looping))
+    with pytest.raises(InvalidSpec, match="unguarded recursion"):
+        store.derivative(store.derivative(root, ord("b")), ord("a"))
+
+
+def test_only_terms_are_loaded() -> None:
+    """The memo marker for "the term itself" is no term to store."""
+    with pytest.raises(NotStorable):
+        TermStore().load(terms._ITSELF)
 
 
 def test_bad_repetition_bounds_are_refused() -> None:
