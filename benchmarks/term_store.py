@@ -20,6 +20,14 @@ string with a pattern, an object's "any other key" over ten names, and, from the
 MaskBench sample of ``cold_masks.py`` (seed 0), every ``pattern`` (as the JSON string it
 allows) and every object's "any other key" over its property names.
 
+Then the sample's schemas: each valid instance's text (``json.dumps``) read byte by
+byte through a fresh compile's term, both ways: cold (a fresh store per schema, the
+object terms' memos forgotten; also the store's read with every body converted before
+the clock) and as a service meets them (one store for the process, memos kept; run
+first, so every schema is new to both). Last, each way in a fresh process of its own
+(``--child``), the schemas read in turn with the collector on: the reads' time and the
+collector's inside them.
+
     .venv/bin/python benchmarks/term_store.py [--sample 200] [--reps 5]
         [--max-states 2000] [--no-gc] [--json F]
 """
@@ -29,14 +37,18 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from _common import command_line, fmt, markdown_table, median, percentile, run_header
+from _common import command_line, fmt, json_child, markdown_table, median, percentile, run_header
 from fsm_compile import maskbench_sample
+from walk_parts import CollectorClock
 
 import fsm
 from fsm import terms
@@ -47,6 +59,7 @@ from fsm.regex import regex_term
 from fsm.term_store import EMPTY, TermStore
 
 TermMaker = Callable[[], terms.Term]
+HERE = Path(__file__).resolve().parent
 
 FIXED: dict[str, TermMaker] = {
     "money regex": lambda: regex_term(r"\$(0|[1-9][0-9]{0,2}(,[0-9]{3})*)\.[0-9]{2}"),
@@ -322,11 +335,28 @@ def read_in_store(
     return verdicts, (loaded - start) * 1e3, (time.perf_counter() - loaded) * 1e3
 
 
+def read_converted(term: terms.Term, texts: list[bytes]) -> tuple[list[bool], float]:
+    """``texts`` read in a fresh store after ``term`` and every thunk body the object
+    terms built for it were converted, before the clock: the verdicts and the time
+    (ms), the store's reads without the conversion that the compiler building rows
+    would remove."""
+    store = TermStore()
+    for inner in sub_terms(term):
+        if isinstance(inner, terms.Thunk) and inner._body is not None:
+            store.load(inner._body)
+    root = store.load(term)
+    start = time.perf_counter()
+    verdicts = walk_texts(store.derivative, store.nullable, root, EMPTY, texts)
+    return verdicts, (time.perf_counter() - start) * 1e3
+
+
 def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any]:
     """A schema's valid texts read byte by byte through a fresh compile's term, ``reps``
     times each way in turn: the medians of each way's times (ms, the store's with its
-    lazy load), whether the two read every text alike, what each keeps tracked."""
-    objects_ms, store_ms, load_ms = [], [], []
+    lazy load) and of the store's read with everything converted before
+    (``read_converted``), whether the two read every text alike, what each keeps
+    tracked."""
+    objects_ms, store_ms, load_ms, converted_ms = [], [], [], []
     verdicts: dict[str, list[bool]] = {}
     for rep in range(reps):
         for way in ("objects", "store") if rep % 2 == 0 else ("store", "objects"):
@@ -340,6 +370,8 @@ def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any
                 objects_ms.append((time.perf_counter() - start) * 1e3)
                 gc.collect()
                 object_tracked = tracked_below(term)
+                verdicts["converted"], elapsed = read_converted(term, texts)
+                converted_ms.append(elapsed)
             else:
                 store = TermStore()
                 verdicts[way], root_ms, read_ms = read_in_store(store, term, texts)
@@ -352,7 +384,8 @@ def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any
         "objects_ms": median(objects_ms),
         "store_ms": median(store_ms),
         "load_ms": median(load_ms),
-        "agree": verdicts["objects"] == verdicts["store"],
+        "converted_ms": median(converted_ms),
+        "agree": verdicts["objects"] == verdicts["store"] == verdicts["converted"],
         "accepted": sum(verdicts["store"]),
         "texts": len(texts),
         "object_tracked": object_tracked,
@@ -430,12 +463,99 @@ def schema_summary(results: dict[str, dict]) -> list[str]:
         f"{fmt(store_sum, 1)} ms ({fmt(store_sum / objects_sum, 2)}), of which the "
         f"store's conversions of the roots {fmt(sum(r['load_ms'] for r in measured), 1)} ms",
     ]
+    if "converted_ms" in measured[0]:
+        converted = [r["converted_ms"] / r["objects_ms"] for r in measured]
+        lines.append(
+            "- the store's reads with each schema's bodies converted before the clock (after "
+            "the objects' read built them): per schema median "
+            f"{fmt(median(converted), 2)}, p90 {fmt(percentile(converted, 90), 2)}; sum "
+            f"{fmt(sum(r['converted_ms'] for r in measured), 1)} ms"
+        )
     if "store_tracked" in measured[0]:
         tracked = [sum(r[key] for r in measured) for key in ("object_tracked", "store_tracked")]
         lines.append(
             f"- tracked objects kept, summed: objects {tracked[0]:,}, store {tracked[1]:,}"
         )
     return lines
+
+
+def service_child(way: str, sample: int) -> dict[str, Any]:
+    """One way in a process of its own, as a service meets schemas: the sample's
+    schemas compiled one after another and each one's texts read (by the object terms,
+    or in one store for the process), the collector on. The reads' time, the
+    collector's time inside them (``walk_parts.CollectorClock``), and the objects it
+    tracks at the end."""
+    schemas = [entry for entry in sample_schemas(sample) if _compiles(entry[1])]
+    clock = CollectorClock()
+    gc.callbacks.append(clock)
+    store = TermStore()
+    reads_ns = collector_ns = full_passes = 0
+    for _, schema, texts in schemas:
+        term = fsm.JsonSchema(schema).term()
+        before = clock.young_ns + clock.full_ns
+        passes = clock.full_passes
+        start = time.perf_counter_ns()
+        if way == "objects":
+            walk_texts(terms.derivative, terms.nullable, term, terms.EMPTY, texts)
+        else:
+            read_in_store(store, term, texts)
+        reads_ns += time.perf_counter_ns() - start
+        collector_ns += clock.young_ns + clock.full_ns - before
+        full_passes += clock.full_passes - passes
+        del term
+    gc.callbacks.remove(clock)
+    return {
+        "schemas": len(schemas),
+        "reads_ms": reads_ns / 1e6,
+        "collector_ms": collector_ns / 1e6,
+        "full_passes": full_passes,
+        "tracked_at_end": len(gc.get_objects()),
+    }
+
+
+def _compiles(schema: dict) -> bool:
+    try:
+        fsm.JsonSchema(schema).term()
+    except FsmError:
+        return False
+    return True
+
+
+def run_service(sample: int) -> dict[str, dict]:
+    """``service_child`` for each way, each in a fresh process (``PYTHONHASHSEED=0``)."""
+    found = {}
+    for way in ("objects", "store"):
+        command = [sys.executable, str(HERE / "term_store.py"), "--child", way]
+        command += ["--sample", str(sample)]
+        found[way] = json_child(command, env={**os.environ, "PYTHONHASHSEED": "0"})
+    return found
+
+
+SERVICE_HEADERS = [
+    "way",
+    "schemas",
+    "reads (ms)",
+    "collector inside them (ms)",
+    "full passes inside them",
+    "objects tracked at the end",
+]
+
+
+def service_table(found: dict[str, dict]) -> str:
+    return markdown_table(
+        SERVICE_HEADERS,
+        [
+            [
+                way,
+                r["schemas"],
+                fmt(r["reads_ms"], 1),
+                fmt(r["collector_ms"], 1),
+                r["full_passes"],
+                f"{r['tracked_at_end']:,}",
+            ]
+            for way, r in found.items()
+        ],
+    )
 
 
 def parse_args() -> argparse.Namespace:
@@ -445,11 +565,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-states", type=int, default=2000, help="states explored at most")
     parser.add_argument("--no-gc", action="store_true", help="the cyclic collector off")
     parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--child", choices=("objects", "store"), help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
+    if args.child:
+        print(json.dumps(service_child(args.child, args.sample)))
+        return
+    service = run_service(args.sample) if args.sample else {}
     if args.no_gc:
         gc.disable()
     # first, so every schema is new to both ways: the cold runs below leave memos behind
@@ -467,9 +592,17 @@ def main() -> None:
         print("\n".join(schema_summary(schemas)))
         print("\n**The same, as a service meets them: one store, memos kept**\n")
         print("\n".join(schema_summary(shared)))
+        print("\n**One process per way, the collector on: the schemas read in turn**\n")
+        print(service_table(service))
     if args.json:
         with open(args.json, "w") as handle:
-            found = {"fixed": fixed, "sample": sample, "schemas": schemas, "shared": shared}
+            found = {
+                "fixed": fixed,
+                "sample": sample,
+                "schemas": schemas,
+                "shared": shared,
+                "service": service,
+            }
             json.dump(found, handle, indent=1)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 COMPILED = (
     "terms",
     "term_store",
+    "partition_ops",
     "derivative_automaton",
     "decompose",
     "row_walk",

@@ -9,8 +9,6 @@ why folding it over several partitions refines them all).
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 from numba import njit
 
@@ -73,15 +71,3 @@ def first_members_py(labels: np.ndarray) -> np.ndarray:
     """Plain-Python twin of ``first_members``."""
     first: dict[int, int] = {}
     return np.asarray([first.setdefault(int(label), b) for b, label in enumerate(labels)], np.uint8)
-
-
-@lru_cache(maxsize=1024)
-def mask_partition(mask: int) -> np.ndarray:
-    """The two classes of a 256-bit byte set (``uint16[256]``, read-only: shared).
-    Memoised for the process: every fresh compile builds its byte sets anew, but their
-    sets (digits, hex digits, a quote) recur, and three numpy calls cost more than the
-    rest of a small class's partition."""
-    bits = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
-    labels = np.unpackbits(bits, bitorder="little").astype(np.uint16)
-    labels.flags.writeable = False
-    return labels

@@ -1,21 +1,22 @@
-"""Terms as integers: a hash-consed store of regular terms, beside ``fsm.terms``.
+"""Terms as integers: a hash-consed store of terms, beside ``fsm.terms``.
 
 ``fsm.terms`` holds a term as a Python object with its memos (derivatives, partition,
 nullability) on it. A fresh schema's walk leaves thousands of such objects and their
 dicts alive for as long as its index lives, and the cyclic collector scans every one of
 them at each full pass (``docs/design.md``, issue 15). Here a term is an ``int``: an
 index into columns of integers, interned so that equal terms built apart get one id,
-with every memo in a dictionary from integers to integers. Nothing the store holds is
-an object the collector tracks but its few containers, however many terms it holds.
+with every memo in a dictionary from integers to integers. However many terms it
+holds, the collector tracks only its containers and what it was given: the object
+terms it converted, thunks and checkers.
 
-This is the first step of the path ``docs/design.md`` names ("terms as integers"): the
-regular core (bytes, concatenation, union, intersection, complement, repetition,
-lexemes) and its derivatives beside the object terms, checked against them
-(``tests/fsm/test_term_store.py``) and timed against them
-(``benchmarks/term_store.py``). Every kind of term is held: a thunk is a row
-whose body is built, from the object thunk, when a derivative or a question first
-needs it (recursion: a JSON value, a ``$ref`` cycle), and a checked leaf (a number
-with bounds) a row of its checker and its text. A store is for one thread.
+This is the first step of the path ``docs/design.md`` names ("terms as integers"):
+terms and their derivatives beside the object terms, converted from them
+(``TermStore.load``), checked against them (``tests/fsm/test_term_store.py``) and
+timed against them (``benchmarks/term_store.py``); nothing in the walk uses it yet.
+Every kind of term is held: a thunk is a row whose body is built, from the object
+thunk, when a derivative or a question first needs it (recursion: a JSON value, a
+``$ref`` cycle), and a checked leaf (a number with bounds) a row of its checker and
+its text. A store is for one thread.
 
 Normal forms (what makes equal languages built alike share an id, and the derivatives
 of a regular term finitely many):
@@ -37,7 +38,8 @@ import numpy as np
 
 from fsm import terms as objects
 from fsm.errors import ConstraintTooLarge, InvalidSpec, NotStorable
-from fsm.partition import first_members, mask_partition, refine
+from fsm.partition import first_members
+from fsm.partition_ops import TRIVIAL, first_byte_partition, mask_partition, refine_all
 
 EMPTY: Final = 0
 EPS: Final = 1
@@ -71,9 +73,6 @@ _UNBOUNDED: Final = (1 << _COUNT_BITS) - 1
 """The upper count of an unbounded repetition, as stored; counts stay below it."""
 _RUN_HASH_MASK: Final = (1 << 57) - 1
 """The bits of a run's hash kept in its key: with the kind, still a small int."""
-
-_TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
-_TRIVIAL.flags.writeable = False
 
 
 class TermStore:
@@ -124,7 +123,7 @@ class TermStore:
 
     def _intern(self, kind: int, first: int, second: int, nullable: int) -> int:
         """The id of the term with these fields (each below ``MAX_TERMS``), a new one if
-        none was stored."""
+        none was stored. A lexeme's bound is no part of its key (``lexeme``)."""
         key = (first << _ID_BITS | (0 if kind == KIND_LEXEME else second)) << 4 | kind
         known = self._ids.get(key)
         if known is not None:
@@ -134,6 +133,7 @@ class TermStore:
         return term
 
     def _append(self, kind: int, first: int, second: int, nullable: int) -> int:
+        """A new row; the store is full at ``MAX_TERMS`` (ids must fit their keys)."""
         term = len(self.kinds)
         if term >= MAX_TERMS:
             raise ConstraintTooLarge(f"the term store holds {MAX_TERMS} terms")
@@ -276,7 +276,7 @@ class TermStore:
         ``x{m,}``)."""
         top = _UNBOUNDED if hi is None else hi
         if lo < 0 or top < lo or top > _UNBOUNDED or lo == _UNBOUNDED:
-            raise ValueError(f"repetition bounds out of range: {{{lo},{hi}}}")
+            raise InvalidSpec(f"repetition bounds out of range: {{{lo},{hi}}}")
         if top == 0 or item == EPS:
             return EPS
         if item == EMPTY:
@@ -293,6 +293,7 @@ class TermStore:
         return self._repetition(item, lo, top)
 
     def _repetition(self, item: int, lo: int, top: int) -> int:
+        """The row of ``item{lo,top}``, its counts interned as a pair in ``counts``."""
         nullable = YES if lo == 0 else self.nullable_flags[item]
         key = lo << _COUNT_BITS | top
         counted = self._count_ids.get(key)
@@ -440,7 +441,8 @@ class TermStore:
             if self.kinds[head] == KIND_BYTES:  # a literal's step
                 return self.second[term] if self.masks[self.first[head]] >> byte & 1 else EMPTY
         elif kind == KIND_CHECKED:
-            # not memoised: a number's every prefix would stay (``fsm.terms.derivative``)
+            # not memoised, as in ``fsm.terms``: a memo per number read would only grow;
+            # the rows of the texts still do (the store's lifetime: docs/design.md)
             checker = self.checkers[self.first[term]]
             if byte not in checker.alphabet:
                 return EMPTY
@@ -552,7 +554,7 @@ class TermStore:
         kind = self.kinds[term]
         first = self.first[term]
         if kind == KIND_EMPTY or kind == KIND_EPS:
-            found = _TRIVIAL
+            found = TRIVIAL
         elif kind == KIND_BYTES:
             found = mask_partition(self.masks[first])
         elif kind == KIND_CAT:  # the heads up to the first that is not nullable
@@ -564,9 +566,9 @@ class TermStore:
                     break
                 first, rest = self.first[rest], self.second[rest]
                 parts.append(self.byte_partition(first))
-            found = _refined(parts)
+            found = refine_all(parts)
         elif kind == KIND_ALT or kind == KIND_AND:
-            found = _refined([self.byte_partition(member) for member in self.members(term)])
+            found = refine_all([self.byte_partition(member) for member in self.members(term)])
         elif kind == KIND_THUNK:
             self._enter(term)
             try:
@@ -576,8 +578,8 @@ class TermStore:
         elif kind == KIND_CHECKED:
             found = self._alphabet_partition(self.first[term])
         elif kind == KIND_EXCEPT:  # each name's first byte in a class of its own
-            found = _refined(
-                [self.byte_partition(first), _first_byte_partition(self.aparts[self.second[term]])]
+            found = refine_all(
+                [self.byte_partition(first), first_byte_partition(self.aparts[self.second[term]])]
             )
         else:  # complement, repetition, lexeme: their item's
             found = self.byte_partition(first)
@@ -622,28 +624,6 @@ class TermStore:
         every schema shares (a JSON string, whitespace, numbers) are converted once
         per store, not once per schema: until the compiler builds rows itself."""
         return self._loader.load(term)
-
-
-def _first_byte_partition(names: tuple[bytes, ...]) -> np.ndarray:
-    """Each first byte of ``names`` in a class of its own, the other bytes in one."""
-    labels: np.ndarray = np.zeros(256, dtype=np.uint16)
-    for label, first in enumerate(sorted({text[0] for text in names if text})):
-        labels[first] = label + 1
-    labels.flags.writeable = False
-    return labels
-
-
-def _refined(partitions: list[np.ndarray]) -> np.ndarray:
-    """The coarsest partition finer than all of ``partitions``: each distinct one
-    (by identity: byte sets' and heads' partitions are shared) refined in once."""
-    distinct = list({id(part): part for part in partitions if part is not _TRIVIAL}.values())
-    if not distinct:
-        return _TRIVIAL
-    found = distinct[0]
-    for part in distinct[1:]:
-        found = refine(found, part)
-    found.flags.writeable = False
-    return found
 
 
 class _Loader:

@@ -43,7 +43,8 @@ from typing import Final, Protocol
 import numpy as np
 
 from fsm.errors import InvalidSpec
-from fsm.partition import first_members, mask_partition, refine
+from fsm.partition import first_members
+from fsm.partition_ops import TRIVIAL, first_byte_partition, mask_partition, refine_all
 
 ALL_BYTES = (1 << 256) - 1
 _GUARD_LOCK = threading.Lock()
@@ -1219,32 +1220,9 @@ def byte_partition(term: Term) -> np.ndarray:
     return cached
 
 
-_TRIVIAL: np.ndarray = np.zeros(256, dtype=np.uint16)
-_TRIVIAL.flags.writeable = False
-
-
-def _apart_partition(apart: frozenset[bytes]) -> np.ndarray:
-    """Each first byte of ``apart``'s strings in a class of its own, the rest in one."""
-    labels: np.ndarray = np.zeros(256, dtype=np.uint16)
-    for i, first in enumerate(sorted({text[0] for text in apart if text})):
-        labels[first] = i + 1
-    return labels
-
-
-def _refine(*partitions: np.ndarray) -> np.ndarray:
-    """The coarsest partition finer than all of ``partitions``."""
-    parts = list({id(p): p for p in partitions if p is not _TRIVIAL}.values())
-    if not parts:
-        return _TRIVIAL
-    refined = parts[0]
-    for part in parts[1:]:
-        refined = refine(refined, part)
-    return refined
-
-
 def _partition(term: Term) -> np.ndarray:
     if term is EPS or term is EMPTY:
-        return _TRIVIAL
+        return TRIVIAL
     if isinstance(term, Bytes):
         return mask_partition(term.mask)
     if isinstance(term, Cat):
@@ -1253,13 +1231,13 @@ def _partition(term: Term) -> np.ndarray:
             parts.append(byte_partition(item))
             if not nullable(item):
                 break
-        return _refine(*parts)
+        return refine_all(parts)
     if isinstance(term, (Alt, And)):
-        return _refine(*(byte_partition(t) for t in term.items))
+        return refine_all([byte_partition(t) for t in term.items])
     if isinstance(term, Lexeme) and term.within is not None:
         # a derivative is ``within``'s, but where the byte begins an ``apart`` string
         # (``_lexeme_derivative``): each such byte is a class of its own
-        return _refine(byte_partition(term.within), _apart_partition(term.apart))
+        return refine_all([byte_partition(term.within), first_byte_partition(term.apart)])
     if isinstance(term, (Not, Repeat, Lexeme)):
         return byte_partition(term.item)
     if isinstance(term, Thunk):

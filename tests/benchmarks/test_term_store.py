@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import fsm
 from fsm import terms
 from fsm.json_schema.json_text import string_except, string_of
 from fsm.regex import regex_term
@@ -84,3 +85,25 @@ def test_schemas_are_read_alike_both_ways(term_store, shared):
     assert person["agree"] and person["accepted"] == person["texts"] == 2
     lines = term_store.schema_summary(results)
     assert "1 schemas measured (1 do not compile); texts read alike in 1, 2 of 2" in lines[0]
+
+
+def test_a_read_after_conversion_reads_the_same_texts(term_store):
+    """The converted read takes the bodies the object read built, and reads alike."""
+    term = fsm.JsonSchema(SCHEMA).term()
+    texts = [b'{"name": "Ada", "age": 36}', b'{"name": "ada"}', b'{"age": 1}']
+    read = term_store.walk_texts(terms.derivative, terms.nullable, term, terms.EMPTY, texts)
+    assert read == [True, False, False]
+    assert term_store.read_converted(term, texts)[0] == read
+    results = term_store.run_schemas([("person", SCHEMA, texts)], 1)
+    assert "bodies converted before the clock" in term_store.schema_summary(results)[2]
+
+
+@pytest.mark.parametrize("way", ["objects", "store"])
+def test_a_service_child_reads_the_schemas_that_compile(term_store, monkeypatch, way):
+    schemas = [("person", SCHEMA, [b'{"name": "Ada"}']), ("broken", {"type": "nonsense"}, [])]
+    monkeypatch.setattr(term_store, "sample_schemas", lambda sample: schemas)
+    found = term_store.service_child(way, 2)
+    assert found["schemas"] == 1
+    assert found["reads_ms"] > 0 and found["collector_ms"] >= 0
+    table = term_store.service_table({way: found})
+    assert table.splitlines()[2].startswith(f"| {way} | 1 |")
