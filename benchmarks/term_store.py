@@ -158,6 +158,22 @@ def tracked_below(root: object, through_terms: bool = True) -> int:
     return count
 
 
+def kept(held: terms.Term | TermStore) -> int:
+    """``tracked_below`` an object term, or a store's own tables, after a collection
+    (which stops tracking tuples of untracked values)."""
+    gc.collect()
+    return tracked_below(held, through_terms=not isinstance(held, TermStore))
+
+
+def medians(objects_ms: list[float], store_ms: list[float], load_ms: list[float]) -> dict:
+    """The medians of each way's times and of the store's loads (ms)."""
+    return {
+        "objects_ms": median(objects_ms),
+        "store_ms": median(store_ms),
+        "load_ms": median(load_ms),
+    }
+
+
 def sample_terms(sample: int) -> dict[str, TermMaker]:
     """The sample's patterns (as JSON strings) and its objects' "any other key" over
     their property names, each once."""
@@ -202,8 +218,7 @@ def measure(make: TermMaker, reps: int, max_states: int) -> dict[str, Any]:
                     terms.derivative, terms.class_bytes, term, terms.EMPTY, max_states
                 )
                 objects_ms.append((time.perf_counter() - start) * 1e3)
-                gc.collect()  # tuples of untracked values leave the collector's sight
-                object_tracked = tracked_below(term)
+                object_tracked = kept(term)
             else:
                 store = TermStore()
                 start = time.perf_counter()
@@ -212,12 +227,9 @@ def measure(make: TermMaker, reps: int, max_states: int) -> dict[str, Any]:
                 store_states = explore(store.derivative, store.class_bytes, root, EMPTY, max_states)
                 store_ms.append((time.perf_counter() - loaded) * 1e3)
                 load_ms.append((loaded - start) * 1e3)
-                gc.collect()
-                store_tracked = tracked_below(store, through_terms=False)
+                store_tracked = kept(store)
     return {
-        "objects_ms": median(objects_ms),
-        "store_ms": median(store_ms),
-        "load_ms": median(load_ms),
+        **medians(objects_ms, store_ms, load_ms),
         "object_states": object_states,
         "store_states": store_states,
         "object_tracked": object_tracked,
@@ -368,8 +380,7 @@ def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any
                     terms.derivative, terms.nullable, term, terms.EMPTY, texts
                 )
                 objects_ms.append((time.perf_counter() - start) * 1e3)
-                gc.collect()
-                object_tracked = tracked_below(term)
+                object_tracked = kept(term)
                 verdicts["converted"], elapsed = read_converted(term, texts)
                 converted_ms.append(elapsed)
             else:
@@ -378,12 +389,9 @@ def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any
                 store_ms.append(root_ms + read_ms)
                 load_ms.append(root_ms)
                 del term
-                gc.collect()
-                store_tracked = tracked_below(store, through_terms=False)
+                store_tracked = kept(store)
     return {
-        "objects_ms": median(objects_ms),
-        "store_ms": median(store_ms),
-        "load_ms": median(load_ms),
+        **medians(objects_ms, store_ms, load_ms),
         "converted_ms": median(converted_ms),
         "agree": verdicts["objects"] == verdicts["store"] == verdicts["converted"],
         "accepted": sum(verdicts["store"]),
