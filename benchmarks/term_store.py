@@ -48,6 +48,7 @@ from typing import Any
 
 from _common import command_line, fmt, json_child, markdown_table, median, percentile, run_header
 from fsm_compile import maskbench_sample
+from term_cycles import sub_terms as held_by
 from walk_parts import CollectorClock
 
 import fsm
@@ -98,26 +99,16 @@ def explore(
 
 
 def sub_terms(root: terms.Term) -> Iterator[terms.Term]:
-    """Every term reachable from ``root`` through items, concatenations' rests,
-    lexemes' promised bounds and built thunk bodies, once."""
+    """Every term reachable from ``root`` through the terms each holds
+    (``term_cycles.sub_terms``: items, rests, promised bounds) and built thunk bodies,
+    once."""
     seen = {id(root)}
     todo = [root]
     while todo:
         term = todo.pop()
         yield term
-        inner: list[terms.Term] = []
-        if isinstance(term, terms.Cat):
-            inner.extend(term.items)
-            if term._rest is not None:  # built once, then every derivative's rest
-                inner.append(term._rest)
-        elif isinstance(term, (terms.Alt, terms.And)):
-            inner.extend(term.items)
-        elif isinstance(term, terms.Lexeme):  # and the terms its promises name
-            inner.append(term.item)
-            inner.extend(bound for bound in (term.within, term.bound) if bound is not None)
-        elif isinstance(term, (terms.Not, terms.Repeat)):
-            inner.append(term.item)
-        elif isinstance(term, terms.Thunk) and term._body is not None:
+        inner = held_by(term)
+        if isinstance(term, terms.Thunk) and term._body is not None:
             inner.append(term._body)
         for item in inner:
             if id(item) not in seen:

@@ -1,5 +1,5 @@
-"""Byte partitions of terms' parts: a byte set's, a set of strings' first bytes, and
-the refinement of several (shared by ``fsm.terms`` and ``fsm.term_store``). Compiled
+"""Byte partitions of terms' parts: a byte set's, a set of strings' first bytes, a
+checker's alphabet, and the refinement of several (shared by ``fsm.terms`` and ``fsm.term_store``). Compiled
 with them (``fsm.native``): a term's partition calls these once per new term; the
 kernels they call are ``fsm.partition``'s."""
 
@@ -53,5 +53,18 @@ def first_byte_partition(strings: Iterable[bytes]) -> np.ndarray:
     labels: np.ndarray = np.zeros(256, dtype=np.uint16)
     for label, first in enumerate(sorted({text[0] for text in strings if text})):
         labels[first] = label + 1
+    labels.flags.writeable = False
+    return labels
+
+
+@lru_cache(maxsize=256)
+def alphabet_partition(alphabet: bytes) -> np.ndarray:
+    """Each byte of ``alphabet`` in a class of its own, the other bytes in one
+    (read-only, memoised: a checked leaf's derivative is a new term for every number
+    read, and its checker's alphabet is the same): each byte a checker may read leads
+    to a prefix of its own."""
+    labels: np.ndarray = np.zeros(256, dtype=np.uint16)
+    for label, byte in enumerate(alphabet):
+        labels[byte] = label + 1
     labels.flags.writeable = False
     return labels

@@ -31,15 +31,21 @@ of a regular term finitely many):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
-from typing import Final
+from collections.abc import Callable, Hashable, Iterable
+from typing import Final, TypeVar
 
 import numpy as np
 
 from fsm import terms as objects
 from fsm.errors import ConstraintTooLarge, InvalidSpec, NotStorable
 from fsm.partition import first_members
-from fsm.partition_ops import TRIVIAL, first_byte_partition, mask_partition, refine_all
+from fsm.partition_ops import (
+    TRIVIAL,
+    alphabet_partition,
+    first_byte_partition,
+    mask_partition,
+    refine_all,
+)
 
 EMPTY: Final = 0
 EPS: Final = 1
@@ -63,6 +69,7 @@ UNKNOWN: Final = 2
 """Values of ``TermStore.nullable_flags``: a term whose nullability depends on a thunk's
 body not built yet is ``UNKNOWN`` until someone asks (``TermStore.nullable``)."""
 _NO_BODY: Final = -1
+Answer = TypeVar("Answer")
 
 _ID_BITS: Final = 29
 """Bits of an id in an interning key: a key is two ids and a kind, ``2 * 29 + 4`` bits,
@@ -109,7 +116,6 @@ class TermStore:
         self._thunk_ids: dict[Hashable, int] = {}
         self._checker_ids: dict[objects.Checker, int] = {}
         self._text_ids: dict[bytes, int] = {}
-        self._alphabet_partitions: dict[int, np.ndarray] = {}
         self._entered: set[int] = set()  # thunks inside their own body's question
         self._loader = _Loader(self)
         self._derivatives: dict[int, int] = {}
@@ -415,19 +421,20 @@ class TermStore:
         if kind == KIND_REPEAT:
             return self.nullable(first)
         assert kind == KIND_THUNK, kind  # the others' flags are known when interned
-        self._enter(term)
-        try:
-            return self.nullable(self.body(term))
-        finally:
-            self._entered.discard(term)
+        return self._through_body(term, self.nullable)
 
-    def _enter(self, thunk: int) -> None:
-        """Mark ``thunk`` as inside a question about its body: reaching it again before
-        a byte is read is recursion without a guard, which would never end."""
+    def _through_body(self, thunk: int, ask: Callable[[int], Answer]) -> Answer:
+        """``ask(body)`` of a thunk, which is inside that question until it returns:
+        reaching it again before a byte is read is recursion without a guard, which
+        would never end (``fsm.terms.Thunk.through_body``)."""
         if thunk in self._entered:
             key = self.thunks[self.first[thunk]].key
             raise InvalidSpec(f"unguarded recursion through {key!r}")
         self._entered.add(thunk)
+        try:
+            return ask(self.body(thunk))
+        finally:
+            self._entered.discard(thunk)
 
     def derivative(self, term: int, byte: int) -> int:
         """The suffixes of ``term``'s strings that begin with ``byte``: memoised per
@@ -460,13 +467,11 @@ class TermStore:
         return found
 
     def _derive(self, term: int, byte: int) -> int:
+        """``derivative`` computed (byte sets and checked leaves never get here)."""
         kind = self.kinds[term]
         if kind == KIND_EMPTY or kind == KIND_EPS:
             return EMPTY
-        first = self.first[term]
-        if kind == KIND_BYTES:
-            return EPS if self.masks[first] >> byte & 1 else EMPTY
-        second = self.second[term]
+        first, second = self.first[term], self.second[term]
         if kind == KIND_CAT:
             ahead = self.cat(self.derivative(first, byte), second)
             if self.nullable(first):
@@ -485,11 +490,7 @@ class TermStore:
         if kind == KIND_EXCEPT:
             return self._except_derivative(first, self.aparts[second], byte)
         if kind == KIND_THUNK:
-            self._enter(term)
-            try:
-                return self.derivative(self.body(term), byte)
-            finally:
-                self._entered.discard(term)
+            return self._through_body(term, lambda body: self.derivative(body, byte))
         return self._lexeme_derivative(first, second, byte)  # KIND_LEXEME
 
     def _except_derivative(self, within: int, names: tuple[bytes, ...], byte: int) -> int:
@@ -570,13 +571,9 @@ class TermStore:
         elif kind == KIND_ALT or kind == KIND_AND:
             found = refine_all([self.byte_partition(member) for member in self.members(term)])
         elif kind == KIND_THUNK:
-            self._enter(term)
-            try:
-                found = self.byte_partition(self.body(term))
-            finally:
-                self._entered.discard(term)
+            found = self._through_body(term, self.byte_partition)
         elif kind == KIND_CHECKED:
-            found = self._alphabet_partition(self.first[term])
+            found = alphabet_partition(self.checkers[self.first[term]].alphabet)
         elif kind == KIND_EXCEPT:  # each name's first byte in a class of its own
             found = refine_all(
                 [self.byte_partition(first), first_byte_partition(self.aparts[self.second[term]])]
@@ -585,18 +582,6 @@ class TermStore:
             found = self.byte_partition(first)
         self._partitions[term] = found
         return found
-
-    def _alphabet_partition(self, which: int) -> np.ndarray:
-        """Each byte a checker may read in a class of its own: it leads to a prefix of
-        its own."""
-        known = self._alphabet_partitions.get(which)
-        if known is None:
-            known = np.zeros(256, dtype=np.uint16)
-            for label, byte in enumerate(self.checkers[which].alphabet):
-                known[byte] = label + 1
-            known.flags.writeable = False
-            self._alphabet_partitions[which] = known
-        return known
 
     def class_bytes(self, term: int) -> list[int]:
         """One byte per class of ``byte_partition(term)`` (its lowest), ascending; from

@@ -44,7 +44,13 @@ import numpy as np
 
 from fsm.errors import InvalidSpec
 from fsm.partition import first_members
-from fsm.partition_ops import TRIVIAL, first_byte_partition, mask_partition, refine_all
+from fsm.partition_ops import (
+    TRIVIAL,
+    alphabet_partition,
+    first_byte_partition,
+    mask_partition,
+    refine_all,
+)
 
 ALL_BYTES = (1 << 256) - 1
 _GUARD_LOCK = threading.Lock()
@@ -1243,11 +1249,7 @@ def _partition(term: Term) -> np.ndarray:
     if isinstance(term, Thunk):
         return term.through_body(byte_partition)  # type: ignore[return-value]
     if isinstance(term, Checked):
-        # Each byte the checker may read leads to its own prefix.
-        labels: np.ndarray = np.zeros(256, dtype=np.uint16)
-        for i, b in enumerate(term.checker.alphabet):
-            labels[b] = i + 1
-        return labels
+        return alphabet_partition(term.checker.alphabet)
     raise TypeError(f"not a term: {term!r}")
 
 
