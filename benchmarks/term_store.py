@@ -171,7 +171,7 @@ def sample_terms(sample: int) -> dict[str, TermMaker]:
     patterns: set[str] = set()
     key_sets: set[tuple[str, ...]] = set()
     for entry in maskbench_sample(sample):
-        _collect(entry["schema"], patterns, key_sets)
+        collect_patterns_and_keys(entry["schema"], patterns, key_sets)
     found: dict[str, TermMaker] = {}
     for pattern in sorted(patterns):
         found[f"pattern {pattern!r}"] = lambda pattern=pattern: string_of(pattern_content(pattern))
@@ -180,7 +180,11 @@ def sample_terms(sample: int) -> dict[str, TermMaker]:
     return found
 
 
-def _collect(node: Any, patterns: set[str], key_sets: set[tuple[str, ...]]) -> None:
+def collect_patterns_and_keys(
+    node: Any, patterns: set[str], key_sets: set[tuple[str, ...]]
+) -> None:
+    """Every ``pattern`` below ``node`` into ``patterns``, every object's property names
+    (sorted) into ``key_sets``."""
     if isinstance(node, dict):
         pattern = node.get("pattern")
         if isinstance(pattern, str):
@@ -189,10 +193,10 @@ def _collect(node: Any, patterns: set[str], key_sets: set[tuple[str, ...]]) -> N
         if isinstance(properties, dict) and properties:
             key_sets.add(tuple(sorted(properties)))
         for value in node.values():
-            _collect(value, patterns, key_sets)
+            collect_patterns_and_keys(value, patterns, key_sets)
     elif isinstance(node, list):
         for value in node:
-            _collect(value, patterns, key_sets)
+            collect_patterns_and_keys(value, patterns, key_sets)
 
 
 def measure(make: TermMaker, reps: int, max_states: int) -> dict[str, Any]:

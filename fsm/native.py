@@ -27,6 +27,7 @@ from pathlib import Path
 COMPILED = (
     "terms",
     "term_store",
+    "term_builder",
     "partition_ops",
     "derivative_automaton",
     "decompose",

@@ -8,6 +8,7 @@ JSON-schema ``pattern`` semantics: the pattern may match anywhere unless anchore
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from fsm.regex_syntax import (
     ASCII_ONLY,
@@ -21,47 +22,63 @@ from fsm.regex_syntax import (
     Sequence,
     parse_regex,
 )
-from fsm.terms import Term, alt, cat, repeat, star
+from fsm.term_builder import OBJECT_TERMS, TermBuilder
+from fsm.terms import Term
 from fsm.unicode import (
     Ranges,
     complement_ranges,
-    json_string_term,
+    json_string_encodings,
     normalize_ranges,
-    utf8_term,
+    utf8_encodings,
 )
 
-CharEncoder = Callable[[Ranges], Term]
-"""Turns a set of code points into the term of their byte encodings."""
+T = TypeVar("T")
 
-utf8_encoding: CharEncoder = utf8_term
-json_string_encoding: CharEncoder = json_string_term
+CharEncoder = Callable[[TermBuilder[T], Ranges], T]
+"""Turns a set of code points into the term of their byte encodings, built by the
+builder it is given."""
+
+utf8_encoding = utf8_encodings
+json_string_encoding = json_string_encodings
 
 
-def regex_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
-    """The byte strings whose decoding fully matches ``pattern``."""
+def regex_term(pattern: str, *, encode_char: CharEncoder[Term] = utf8_encoding) -> Term:
+    """The byte strings whose decoding fully matches ``pattern``, as objects."""
+    return regex_in(OBJECT_TERMS, pattern, encode_char)
+
+
+def regex_in(terms: TermBuilder[T], pattern: str, encode_char: CharEncoder[T] = utf8_encoding) -> T:
+    """``regex_term`` built by ``terms``."""
     parsed = parse_regex(pattern)
-    return _convert(parsed.root, encode_char, parsed.flags)
+    return _convert(terms, parsed.root, encode_char, parsed.flags)
 
 
-def search_term(pattern: str, *, encode_char: CharEncoder = utf8_encoding) -> Term:
+def search_term(pattern: str, *, encode_char: CharEncoder[Term] = utf8_encoding) -> Term:
     """Strings that contain a match of ``pattern`` (``^``/``$`` anchor the ends).
 
     Anchors are read at the ends of the top-level alternatives, also through groups
     that enclose a whole alternative (``(^a|b$)``)."""
-    anything = star(encode_char(complement_ranges([])))
+    return search_in(OBJECT_TERMS, pattern, encode_char)
+
+
+def search_in(
+    terms: TermBuilder[T], pattern: str, encode_char: CharEncoder[T] = utf8_encoding
+) -> T:
+    """``search_term`` built by ``terms``."""
+    anything = terms.star(encode_char(terms, complement_ranges([])))
     options = []
     for branch in _anchorable_branches(pattern):
         start = branch.startswith("^")
         end = branch.endswith("$") and not _is_escaped(branch, len(branch) - 1)
         core = branch[1 if start else 0 : len(branch) - 1 if end else len(branch)]
         options.append(
-            cat(
-                anything if not start else cat(),
-                regex_term(core, encode_char=encode_char) if core else cat(),
-                anything if not end else cat(),
+            terms.cat(
+                anything if not start else terms.eps,
+                regex_in(terms, core, encode_char) if core else terms.eps,
+                anything if not end else terms.eps,
             )
         )
-    return alt(*options)
+    return terms.alt(*options)
 
 
 def _anchorable_branches(pattern: str) -> list[str]:
@@ -119,19 +136,19 @@ def _unwrap_group(pattern: str) -> str:
     return pattern[inner:-1] if closing == len(pattern) - 1 else pattern
 
 
-def _convert(node: RegexNode, encode: CharEncoder, flags: int) -> Term:
+def _convert(terms: TermBuilder[T], node: RegexNode, encode: CharEncoder[T], flags: int) -> T:
     if isinstance(node, CharClass):
-        return encode(_class_ranges(node, flags))
+        return encode(terms, _class_ranges(node, flags))
     if isinstance(node, Sequence):
-        return cat(*(_convert(item, encode, flags) for item in node.items))
+        return terms.cat(*(_convert(terms, item, encode, flags) for item in node.items))
     if isinstance(node, Repetition):
-        return repeat(_convert(node.item, encode, flags), node.low, node.high)
+        return terms.repeat(_convert(terms, node.item, encode, flags), node.low, node.high)
     if isinstance(node, AnyChar):
         newline = [] if flags & DOTALL else [(10, 10)]
-        return encode(complement_ranges(newline))
+        return encode(terms, complement_ranges(newline))
     if isinstance(node, Flagged):
-        return _convert(node.item, encode, (flags | node.added) & ~node.removed)
-    return alt(*(_convert(option, encode, flags) for option in node.options))
+        return _convert(terms, node.item, encode, (flags | node.added) & ~node.removed)
+    return terms.alt(*(_convert(terms, option, encode, flags) for option in node.options))
 
 
 def _class_ranges(node: CharClass, flags: int) -> Ranges:

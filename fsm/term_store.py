@@ -105,7 +105,7 @@ class TermStore:
         self.pool: list[int] = []
         self.counts: list[int] = []
         self.aparts: list[tuple[bytes, ...]] = []
-        self.thunks: list[objects.Thunk] = []
+        self.thunks: list[objects.Thunk | StoredThunk] = []
         self.checkers: list[objects.Checker] = []
         self.texts: list[bytes] = []
         self._ids: dict[int, int] = {}
@@ -292,10 +292,11 @@ class TermStore:
         if self.kinds[item] == KIND_REPEAT and self.counts[self.second[item]] <= 1:
             inner_lo, inner_top = self._bounds(item)
             if top == _UNBOUNDED or inner_top == _UNBOUNDED:
+                # again through ``repeat``: ``((a+)?)+`` is ``(a+)*``, which is ``a*``
                 if inner_lo == 0:
-                    return self._repetition(self.first[item], 0, _UNBOUNDED)
+                    return self.repeat(self.first[item], 0, None)
                 if top == _UNBOUNDED:
-                    return self._repetition(self.first[item], lo, _UNBOUNDED)
+                    return self.repeat(self.first[item], lo, None)
         return self._repetition(item, lo, top)
 
     def _repetition(self, item: int, lo: int, top: int) -> int:
@@ -356,11 +357,11 @@ class TermStore:
             bound = EMPTY
         return self._intern(KIND_LEXEME, item, bound, NO)
 
-    def thunk(self, made: objects.Thunk) -> int:
-        """The row of the object thunk ``made``, one per key (equal thunks are equal
-        terms); its body is built when first needed (``body``). A thunk whose builder
-        promises how its body opens (``objects.Thunk.opening_bytes``) is known not to
-        match the empty string without building it."""
+    def thunk(self, made: objects.Thunk | StoredThunk) -> int:
+        """The row of the thunk ``made``, one per key (equal thunks are equal terms,
+        whichever kind made them); its body is built when first needed (``body``). A
+        thunk whose builder promises how its body opens (``opening_bytes``) is known
+        not to match the empty string without building it."""
         known = self._thunk_ids.get(made.key)
         if known is not None:
             return known
@@ -371,12 +372,23 @@ class TermStore:
         return term
 
     def body(self, term: int) -> int:
-        """A thunk's body: built once from its object (which does not keep it) and
-        loaded; the thunks inside it become rows, their bodies not built."""
+        """A thunk's body, built once: by its builder, in this store, or from its
+        object (which does not keep it) and loaded; the thunks inside it become rows,
+        their bodies not built. Asked only inside ``_through_body``, whose guard
+        refuses a builder that needs its own thunk's body."""
         body = self.second[term]
         if body == _NO_BODY:
-            body = self.second[term] = self.load(self.thunks[self.first[term]].body_apart())
+            made = self.thunks[self.first[term]]
+            if isinstance(made, StoredThunk):
+                body = made.build()
+            else:
+                body = self.load(made.body_apart())
+            self.second[term] = body
         return body
+
+    def thunk_of(self, term: int) -> objects.Thunk | StoredThunk:
+        """What made the thunk ``term``: its key, builder and promises."""
+        return self.thunks[self.first[term]]
 
     def checked(self, checker: objects.Checker, text: bytes = b"") -> int:
         """The strings ``s`` with ``checker.accepts(text + s)`` (``fsm.terms.checked``):
@@ -538,6 +550,21 @@ class TermStore:
             return False
         return self._holds(head, self.first[branch])
 
+    def first_bytes(self, term: int) -> int:
+        """Mask of the bytes whose derivative is not ``EMPTY`` (by id: interning makes
+        that the objects' syntactic test), one derivative per class of the term's
+        partition (``fsm.terms.first_bytes``)."""
+        firsts = self.representatives(term)
+        live = 0
+        for byte in self.class_bytes(term):
+            if self.derivative(term, byte) != EMPTY:
+                live |= 1 << byte
+        mask = 0
+        for byte in range(256):
+            if live >> firsts[byte] & 1:
+                mask |= 1 << byte
+        return mask
+
     def matches(self, term: int, data: bytes) -> bool:
         """Whether ``term`` accepts exactly ``data``."""
         for byte in data:
@@ -609,6 +636,44 @@ class TermStore:
         every schema shares (a JSON string, whitespace, numbers) are converted once
         per store, not once per schema: until the compiler builds rows itself."""
         return self._loader.load(term)
+
+
+class StoredThunk:
+    """A thunk built in the store (``fsm.term_builder.StoredTerms``), as
+    ``fsm.terms.Thunk`` is for objects: identified by ``key`` alone, its body
+    ``make(key)`` when ``keyed`` (one builder for a family of thunks) else ``make()``,
+    an id of the store the builder writes to. ``shortest`` and ``search_order`` are
+    ``fsm.terms.Thunk``'s promises, kept for the questions that read them."""
+
+    __slots__ = ("key", "make", "keyed", "shortest", "search_order")
+
+    def __init__(
+        self,
+        key: Hashable,
+        make: Callable[..., int],
+        *,
+        keyed: bool = False,
+        shortest: Callable[[], bytes] | None = None,
+        search_order: int = 0,
+    ) -> None:
+        self.key = key
+        self.make = make
+        self.keyed = keyed
+        self.shortest = shortest
+        self.search_order = search_order
+
+    def build(self) -> int:
+        """The body's id (the store keeps it; this record does not)."""
+        return self.make(self.key) if self.keyed else self.make()
+
+    def opening_bytes(self) -> int | None:
+        """The mask a keyed family's builder promises its bodies start within
+        (``fsm.terms.keyed_thunk``), else None."""
+        opening = getattr(self.make, "opening_bytes", None) if self.keyed else None
+        return None if opening is None else int(opening(self.key))
+
+    def __repr__(self) -> str:
+        return f"<{self.key!r}>"
 
 
 class _Loader:

@@ -8,8 +8,12 @@ the middle of one.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeVar
 
-from fsm.terms import EMPTY, Term, alt, byte_range, cat, literal
+from fsm.term_builder import OBJECT_TERMS, TermBuilder
+from fsm.terms import Term
+
+T = TypeVar("T")
 
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
@@ -67,53 +71,64 @@ def subtract_ranges(ranges: Ranges, removed: Ranges) -> Ranges:
 
 
 def utf8_term(ranges: Ranges) -> Term:
-    """The UTF-8 encodings of the code points in ``ranges`` (normalised)."""
+    """The UTF-8 encodings of the code points in ``ranges`` (normalised), as objects."""
+    return utf8_encodings(OBJECT_TERMS, ranges)
+
+
+def utf8_encodings(terms: TermBuilder[T], ranges: Ranges) -> T:
+    """The UTF-8 encodings of the code points in ``ranges`` (normalised), built by
+    ``terms``."""
     if ranges and ranges[-1][1] < 0x80:  # ASCII: one byte each
-        return alt(*(byte_range(lo, hi) for lo, hi in ranges))
+        return terms.alt(*(terms.byte_range(lo, hi) for lo, hi in ranges))
     parts = []
     for lo, hi in ranges:
         for blo, bhi in _LENGTH_BOUNDS:
             a, b = max(lo, blo), min(hi, bhi)
             if a <= b:
-                parts.append(_interval(chr(a).encode(), chr(b).encode(), 0))
-    return alt(*parts) if parts else EMPTY
+                parts.append(_interval(terms, chr(a).encode(), chr(b).encode(), 0))
+    return terms.alt(*parts) if parts else terms.empty
 
 
-def _interval(low: bytes, high: bytes, i: int) -> Term:
+def _interval(terms: TermBuilder[T], low: bytes, high: bytes, i: int) -> T:
     """Fixed-length encodings between ``low`` and ``high`` (lexicographic), from byte i."""
     if i == len(low) - 1:
-        return byte_range(low[i], high[i])
+        return terms.byte_range(low[i], high[i])
     if low[i] == high[i]:
-        return cat(literal(low[i : i + 1]), _interval(low, high, i + 1))
+        return terms.cat(terms.literal(low[i : i + 1]), _interval(terms, low, high, i + 1))
     parts = [
-        cat(literal(low[i : i + 1]), _at_least(low, i + 1)),
-        cat(literal(high[i : i + 1]), _at_most(high, i + 1)),
+        terms.cat(terms.literal(low[i : i + 1]), _at_least(terms, low, i + 1)),
+        terms.cat(terms.literal(high[i : i + 1]), _at_most(terms, high, i + 1)),
     ]
     if low[i] + 1 <= high[i] - 1:
-        parts.append(cat(byte_range(low[i] + 1, high[i] - 1), _any_continuation(len(low) - i - 1)))
-    return alt(*parts)
+        middle = terms.byte_range(low[i] + 1, high[i] - 1)
+        parts.append(terms.cat(middle, _any_continuation(terms, len(low) - i - 1)))
+    return terms.alt(*parts)
 
 
-def _at_least(low: bytes, i: int) -> Term:
+def _at_least(terms: TermBuilder[T], low: bytes, i: int) -> T:
     if i == len(low) - 1:
-        return byte_range(low[i], _CONT_HI)
-    return alt(
-        cat(literal(low[i : i + 1]), _at_least(low, i + 1)),
-        cat(byte_range(low[i] + 1, _CONT_HI), _any_continuation(len(low) - i - 1)),
+        return terms.byte_range(low[i], _CONT_HI)
+    return terms.alt(
+        terms.cat(terms.literal(low[i : i + 1]), _at_least(terms, low, i + 1)),
+        terms.cat(
+            terms.byte_range(low[i] + 1, _CONT_HI), _any_continuation(terms, len(low) - i - 1)
+        ),
     )
 
 
-def _at_most(high: bytes, i: int) -> Term:
+def _at_most(terms: TermBuilder[T], high: bytes, i: int) -> T:
     if i == len(high) - 1:
-        return byte_range(_CONT_LO, high[i])
-    return alt(
-        cat(literal(high[i : i + 1]), _at_most(high, i + 1)),
-        cat(byte_range(_CONT_LO, high[i] - 1), _any_continuation(len(high) - i - 1)),
+        return terms.byte_range(_CONT_LO, high[i])
+    return terms.alt(
+        terms.cat(terms.literal(high[i : i + 1]), _at_most(terms, high, i + 1)),
+        terms.cat(
+            terms.byte_range(_CONT_LO, high[i] - 1), _any_continuation(terms, len(high) - i - 1)
+        ),
     )
 
 
-def _any_continuation(count: int) -> Term:
-    return cat(*(byte_range(_CONT_LO, _CONT_HI) for _ in range(count)))
+def _any_continuation(terms: TermBuilder[T], count: int) -> T:
+    return terms.cat(*(terms.byte_range(_CONT_LO, _CONT_HI) for _ in range(count)))
 
 
 _JSON_SHORT_ESCAPES = {
@@ -141,13 +156,18 @@ _JSON_SPECIAL = normalize_ranges([(0, 0x1F), (ord('"'), ord('"')), (ord("\\"), o
 
 
 def json_string_term(ranges: Ranges) -> Term:
+    """``json_string_encodings`` as objects."""
+    return json_string_encodings(OBJECT_TERMS, ranges)
+
+
+def json_string_encodings(terms: TermBuilder[T], ranges: Ranges) -> T:
     """The code points in ``ranges`` as ``json.dumps(ensure_ascii=False)`` writes them
-    inside a string: specials escaped, everything else raw UTF-8."""
+    inside a string: specials escaped, everything else raw UTF-8; built by ``terms``."""
     plain = subtract_ranges(ranges, _JSON_SPECIAL)
     escaped = [
-        literal(json_escape(cp).encode())
+        terms.literal(json_escape(cp).encode())
         for lo, hi in ranges
         for cp in range(lo, min(hi, ord("\\")) + 1)  # the specials are all <= "\\"
         if cp < 0x20 or cp in (ord('"'), ord("\\"))
     ]
-    return alt(utf8_term(plain), *escaped)
+    return terms.alt(utf8_encodings(terms, plain), *escaped)

@@ -1,0 +1,249 @@
+"""The operations a compiler builds terms with, over object terms or over a store.
+
+A compiler (a regex's, a schema's) writes its terms through a ``TermBuilder``: the
+same code then builds ``fsm.terms`` objects (``OBJECT_TERMS``, what the walk reads
+today) or integer rows of a ``fsm.term_store.TermStore`` (``StoredTerms``), with no
+object made and none converted. This is the seam of ``docs/design.md``'s path to terms
+as integers: while the walk reads objects, the store is built beside them and checked
+against them; once the walk reads rows, the objects go and the seam stays.
+
+The operations are ``fsm.terms``' builders and the few questions a compiler asks of
+what it built (whether a term is empty, may be empty, which bytes it may start with,
+what a byte leaves of it). They mean the same on both sides: a term built through
+either accepts the same strings (``tests/fsm/test_term_builder.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Protocol, TypeVar
+
+from fsm import terms as objects
+from fsm.term_store import EMPTY, EPS, StoredThunk, TermStore
+
+T = TypeVar("T")
+
+
+class TermBuilder(Protocol[T]):
+    """Builders and questions over terms of type ``T`` (``fsm.terms``' functions of
+    the same names, with a byte set given by its 256-bit mask)."""
+
+    @property
+    def empty(self) -> T:
+        """No string."""
+        ...
+
+    @property
+    def eps(self) -> T:
+        """The empty string alone."""
+        ...
+
+    def byte_set(self, mask: int) -> T: ...
+    def byte_range(self, lo: int, hi: int) -> T: ...
+    def literal(self, data: bytes) -> T: ...
+    def cat(self, *parts: T) -> T: ...
+    def alt(self, *parts: T) -> T: ...
+    def intersect(self, *parts: T) -> T: ...
+    def complement(self, term: T) -> T: ...
+    def repeat(self, term: T, lo: int, hi: int | None) -> T: ...
+    def star(self, term: T) -> T: ...
+    def plus(self, term: T) -> T: ...
+    def opt(self, term: T) -> T: ...
+    def lexeme(self, term: T, bound: T | None = None) -> T: ...
+    def thunk(
+        self,
+        key: Hashable,
+        make: Callable[[], T],
+        *,
+        shortest: Callable[[], bytes] | None = None,
+        search_order: int = 0,
+    ) -> T: ...
+    def keyed_thunk(
+        self, key: Hashable, make: Callable[[Hashable], T], *, search_order: int = 0
+    ) -> T: ...
+    def checked(self, checker: objects.Checker, text: bytes = b"") -> T: ...
+    def is_empty(self, term: T) -> bool: ...
+    def nullable(self, term: T) -> bool: ...
+    def derivative(self, term: T, byte: int) -> T: ...
+    def matches(self, term: T, data: bytes) -> bool: ...
+    def first_bytes(self, term: T) -> int: ...
+
+
+class ObjectTerms:
+    """``TermBuilder`` over ``fsm.terms`` objects: its functions, as methods."""
+
+    @property
+    def empty(self) -> objects.Term:
+        return objects.EMPTY
+
+    @property
+    def eps(self) -> objects.Term:
+        return objects.EPS
+
+    def byte_set(self, mask: int) -> objects.Term:
+        return objects.Bytes(mask) if mask else objects.EMPTY
+
+    def byte_range(self, lo: int, hi: int) -> objects.Term:
+        return objects.byte_range(lo, hi)
+
+    def literal(self, data: bytes) -> objects.Term:
+        return objects.literal(data)
+
+    def cat(self, *parts: objects.Term) -> objects.Term:
+        return objects.cat(*parts)
+
+    def alt(self, *parts: objects.Term) -> objects.Term:
+        return objects.alt(*parts)
+
+    def intersect(self, *parts: objects.Term) -> objects.Term:
+        return objects.intersect(*parts)
+
+    def complement(self, term: objects.Term) -> objects.Term:
+        return objects.complement(term)
+
+    def repeat(self, term: objects.Term, lo: int, hi: int | None) -> objects.Term:
+        return objects.repeat(term, lo, hi)
+
+    def star(self, term: objects.Term) -> objects.Term:
+        return objects.repeat(term, 0, None)
+
+    def plus(self, term: objects.Term) -> objects.Term:
+        return objects.repeat(term, 1, None)
+
+    def opt(self, term: objects.Term) -> objects.Term:
+        return objects.repeat(term, 0, 1)
+
+    def lexeme(self, term: objects.Term, bound: objects.Term | None = None) -> objects.Term:
+        return objects.lexeme(term, bound=bound)
+
+    def thunk(
+        self,
+        key: Hashable,
+        make: Callable[[], objects.Term],
+        *,
+        shortest: Callable[[], bytes] | None = None,
+        search_order: int = 0,
+    ) -> objects.Term:
+        return objects.thunk(key, make, shortest=shortest, search_order=search_order)
+
+    def keyed_thunk(
+        self, key: Hashable, make: Callable[[Hashable], objects.Term], *, search_order: int = 0
+    ) -> objects.Term:
+        return objects.keyed_thunk(key, make, search_order=search_order)
+
+    def checked(self, checker: objects.Checker, text: bytes = b"") -> objects.Term:
+        return objects.checked(checker, text)
+
+    def is_empty(self, term: objects.Term) -> bool:
+        return term is objects.EMPTY
+
+    def nullable(self, term: objects.Term) -> bool:
+        return objects.nullable(term)
+
+    def derivative(self, term: objects.Term, byte: int) -> objects.Term:
+        return objects.derivative(term, byte)
+
+    def matches(self, term: objects.Term, data: bytes) -> bool:
+        return objects.matches(term, data)
+
+    def first_bytes(self, term: objects.Term) -> int:
+        return objects.first_bytes(term)
+
+
+OBJECT_TERMS = ObjectTerms()
+"""The object builder; it holds nothing, so one serves every compile."""
+
+
+class StoredTerms:
+    """``TermBuilder`` over the ids of ``store``: terms built as its rows, thunks whose
+    bodies its builders write there (``fsm.term_store.StoredThunk``). A store is for
+    one thread, and so is this."""
+
+    def __init__(self, store: TermStore) -> None:
+        self.store = store
+
+    @property
+    def empty(self) -> int:
+        return EMPTY
+
+    @property
+    def eps(self) -> int:
+        return EPS
+
+    def byte_set(self, mask: int) -> int:
+        return self.store.byte_set(mask)
+
+    def byte_range(self, lo: int, hi: int) -> int:
+        if lo > hi:
+            return EMPTY
+        return self.store.byte_set(((1 << (hi - lo + 1)) - 1) << lo)
+
+    def literal(self, data: bytes) -> int:
+        return self.store.literal(data)
+
+    def cat(self, *parts: int) -> int:
+        """The parts in order, folded from the right into the store's pairs."""
+        store = self.store
+        rest = EPS
+        for position in range(len(parts) - 1, -1, -1):
+            rest = store.cat(parts[position], rest)
+        return rest
+
+    def alt(self, *parts: int) -> int:
+        return self.store.alt(list(parts))
+
+    def intersect(self, *parts: int) -> int:
+        return self.store.intersect(list(parts))
+
+    def complement(self, term: int) -> int:
+        return self.store.complement(term)
+
+    def repeat(self, term: int, lo: int, hi: int | None) -> int:
+        return self.store.repeat(term, lo, hi)
+
+    def star(self, term: int) -> int:
+        return self.store.repeat(term, 0, None)
+
+    def plus(self, term: int) -> int:
+        return self.store.repeat(term, 1, None)
+
+    def opt(self, term: int) -> int:
+        return self.store.repeat(term, 0, 1)
+
+    def lexeme(self, term: int, bound: int | None = None) -> int:
+        return self.store.lexeme(term, EMPTY if bound is None else bound)
+
+    def thunk(
+        self,
+        key: Hashable,
+        make: Callable[[], int],
+        *,
+        shortest: Callable[[], bytes] | None = None,
+        search_order: int = 0,
+    ) -> int:
+        return self.store.thunk(
+            StoredThunk(key, make, shortest=shortest, search_order=search_order)
+        )
+
+    def keyed_thunk(
+        self, key: Hashable, make: Callable[[Hashable], int], *, search_order: int = 0
+    ) -> int:
+        return self.store.thunk(StoredThunk(key, make, keyed=True, search_order=search_order))
+
+    def checked(self, checker: objects.Checker, text: bytes = b"") -> int:
+        return self.store.checked(checker, text)
+
+    def is_empty(self, term: int) -> bool:
+        return term == EMPTY
+
+    def nullable(self, term: int) -> bool:
+        return self.store.nullable(term)
+
+    def derivative(self, term: int, byte: int) -> int:
+        return self.store.derivative(term, byte)
+
+    def matches(self, term: int, data: bytes) -> bool:
+        return self.store.matches(term, data)
+
+    def first_bytes(self, term: int) -> int:
+        return self.store.first_bytes(term)
