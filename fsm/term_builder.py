@@ -50,6 +50,18 @@ class TermBuilder(Protocol[T]):
     def plus(self, term: T) -> T: ...
     def opt(self, term: T) -> T: ...
     def lexeme(self, term: T, bound: T | None = None) -> T: ...
+    def known_lexeme(self, term: T) -> T:
+        """``term`` declared a lexeme without asking whether it is empty or nullable
+        (the caller knows it is neither): asking could build a thunk's body inside its
+        own construction."""
+        ...
+
+    def lexeme_except(self, item: Callable[[], T], within: T, apart: frozenset[bytes]) -> T:
+        """The strings of the lexeme ``within`` but those in ``apart``, whose terms
+        ``item()`` builds where the kind of term needs them (objects derive the item;
+        a store derives ``within`` and takes the names out)."""
+        ...
+
     def thunk(
         self,
         key: Hashable,
@@ -115,6 +127,14 @@ class ObjectTerms:
 
     def lexeme(self, term: objects.Term, bound: objects.Term | None = None) -> objects.Term:
         return objects.lexeme(term, bound=bound)
+
+    def known_lexeme(self, term: objects.Term) -> objects.Term:
+        return objects.Lexeme(term)
+
+    def lexeme_except(
+        self, item: Callable[[], objects.Term], within: objects.Term, apart: frozenset[bytes]
+    ) -> objects.Term:
+        return objects.lexeme(item(), within, apart)
 
     def thunk(
         self,
@@ -212,6 +232,12 @@ class StoredTerms:
 
     def lexeme(self, term: int, bound: int | None = None) -> int:
         return self.store.lexeme(term, EMPTY if bound is None else bound)
+
+    def known_lexeme(self, term: int) -> int:
+        return self.store.known_lexeme(term)
+
+    def lexeme_except(self, item: Callable[[], int], within: int, apart: frozenset[bytes]) -> int:
+        return self.store.lexeme_except(within, apart)
 
     def thunk(
         self,

@@ -36,3 +36,9 @@ def test_a_measurement_has_every_way_and_the_summary_reads_it(term_builder):
     assert result["tracked"]["store"] > 0
     lines = term_builder.summary([result, result])
     assert lines[0].startswith("- 2 patterns; the row built directly is the converted one on 2")
+
+
+def test_patterns_the_regex_compiler_refuses_are_set_apart(term_builder, monkeypatch):
+    schemas = [{"schema": {"pattern": "a(b$)c"}}, {"schema": {"items": {"pattern": "x+"}}}]
+    monkeypatch.setattr(term_builder, "maskbench_sample", lambda sample: schemas)
+    assert term_builder.sample_patterns(2) == (["x+"], ["a(b$)c"])

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.json_schema.json_text import any_value, encode_string, string_except
+from fsm.json_schema.json_text import (
+    OBJECTS,
+    JsonText,
+    any_value,
+    encode_string,
+    string_except,
+)
+from fsm.term_builder import StoredTerms
+from fsm.term_store import KIND_THUNK, TermStore
 from fsm.terms import (
     Alt,
     Lexeme,
@@ -18,6 +27,7 @@ from fsm.terms import (
     matches,
     representatives,
 )
+from tests.fsm.test_term_store import assert_same_language
 
 # few letters, so that random texts often are, or start like, one of the names
 _TEXTS = st.text(alphabet='ab\u00e9"\\\n', max_size=4)
@@ -144,3 +154,102 @@ def test_any_value_is_one_term_per_whitespace_bound() -> None:
     the walks of what starts with it are the vocabulary's shared ones."""
     assert any_value(8) is any_value(8)
     assert any_value(8) != any_value(2)
+
+
+# ----------------------------------------------- the pieces built into a store
+
+
+def _stored_pieces() -> tuple[TermStore, JsonText[int]]:
+    store = TermStore()
+    return store, JsonText(StoredTerms(store))
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        lambda p: p.quote,
+        lambda p: p.null,
+        lambda p: p.boolean,
+        lambda p: p.json_char,
+        lambda p: p.integer_literal,
+        lambda p: p.number,
+        lambda p: p.any_string,
+        lambda p: p.whitespace(3),
+        lambda p: p.colon(1),
+        lambda p: p.closing(b"}", 2, False),
+        lambda p: p.comma(2),
+        lambda p: p.string_literal('a"é\n'),
+        lambda p: p.string_of(p.terms.repeat(p.json_char, 1, 3)),
+        lambda p: p.sequence([p.null, p.boolean], 1, b"[", b"]"),
+    ],
+    ids=[
+        "quote",
+        "null",
+        "boolean",
+        "char",
+        "integer",
+        "number",
+        "string",
+        "whitespace",
+        "colon",
+        "closing",
+        "comma",
+        "literal",
+        "string-of",
+        "sequence",
+    ],
+)
+def test_regular_pieces_built_in_a_store_are_the_loaded_ones(piece) -> None:
+    """Built through the store's builder, each piece is the very row its object
+    converts to, and accepts what the object accepts."""
+    store, pieces = _stored_pieces()
+    built, term = piece(pieces), piece(OBJECTS)
+    assert built == store.load(term)
+    assert_same_language(store, built, term)
+
+
+@given(names=st.lists(_TEXTS, max_size=5))
+def test_a_string_but_names_built_in_a_store_keeps_its_language(names) -> None:
+    """The store holds the promise alone (any string but the names' encodings),
+    never building the objects' trie of names, and means the same strings."""
+    store, pieces = _stored_pieces()
+    built = pieces.string_except(names)
+    assert not any(kind == KIND_THUNK for kind in store.kinds)  # no trie node built
+    assert_same_language(store, built, string_except(names))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text('aé"\\', max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(json_values, st.sampled_from([None, 1, 2]), st.integers(0, 40), st.binary(max_size=2))
+def test_any_value_built_in_a_store_reads_as_the_objects_read(
+    value: object, indent: int | None, cut: int, noise: bytes
+) -> None:
+    """Any JSON value (recursion through the store's own thunks, numbers): a text as
+    ``json.dumps`` writes it, cut and spoiled, accepted exactly when the object term
+    accepts it."""
+    store, pieces = _stored_pieces()
+    root = pieces.any_value(2)
+    term = any_value(2)
+    text = json.dumps(value, ensure_ascii=False, indent=indent).encode()
+    assert store.matches(root, text) == matches(term, text)
+    for candidate in (text[:cut], text[:cut] + noise + text[cut:]):
+        assert store.matches(root, candidate) == matches(term, candidate)
+
+
+def test_a_stores_pieces_are_built_once() -> None:
+    """A piece asked again is the one built (no new rows), names in any order."""
+    store, pieces = _stored_pieces()
+    value = pieces.any_value(1)
+    rows = len(store)
+    assert pieces.any_value(1) == value and len(store) == rows
+    names = pieces.string_except(["a", "b"])
+    rows = len(store)
+    assert pieces.string_except(["b", "a"]) == names and len(store) == rows
