@@ -7,26 +7,17 @@ pattern is written for ``fsm.regex_syntax`` (no anchors, no lookaround).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache, partial
+from typing import Generic, TypeVar
 
 from fsm.errors import UnsupportedSchema
-from fsm.json_schema.json_text import JSON_CHAR
+from fsm.json_schema.json_text import OBJECTS, JsonText
 from fsm.json_schema.regex_format import RegexSyntaxChecker
-from fsm.regex import json_string_encoding, regex_term
-from fsm.terms import (
-    Term,
-    alt,
-    byte_range,
-    cat,
-    checked,
-    intersect,
-    literal,
-    opt,
-    plus,
-    repeat,
-    star,
-    thunk,
-)
+from fsm.regex import json_string_encoding, regex_in
+from fsm.terms import Term
+
+T = TypeVar("T")
 
 _D = "[0-9]"
 _YEAR = f"{_D}{{4}}"
@@ -106,15 +97,74 @@ UNENFORCED = frozenset({"idn-hostname", "iri", "iri-reference", "uri-template"})
 """Standard formats that are not enforced: a schema using them is refused."""
 
 
-def _time_term() -> Term:
-    """RFC 3339 ``full-time``; a leap second only where it falls at 23:59:60 UTC."""
-    ordinary = regex_term(_TIME, encode_char=json_string_encoding)
-    leap = thunk(("format-leap-second",), _leap_seconds, shortest=partial(_leap_shortest, b""))
-    return alt(ordinary, leap)
+class FormatTerms(Generic[T]):
+    """The terms of the formats, built by ``pieces``' builder, each once per builder
+    (the last 64 kept): every schema with ``"format": "email"`` shares one term, so its
+    regex is parsed once, the leap-second tree of ``time`` is built once, and the
+    derivatives memoised on the term (bounded by its automaton) serve every later
+    schema."""
 
+    def __init__(self, pieces: JsonText[T]) -> None:
+        self.pieces = pieces
+        self.terms = pieces.terms
+        self.format_content: Callable[[str], T | None] = lru_cache(maxsize=64)(self._content)
 
-def _leap_seconds() -> Term:
-    return _leap_branch(b"")
+    def _content(self, name: str) -> T | None:
+        """The encoded string contents of format ``name``; None for annotation-only
+        formats. Raises ``UnsupportedSchema("format")`` for the standard formats not
+        enforced."""
+        b = self.terms
+        if name in UNENFORCED:
+            raise UnsupportedSchema("format", f"{name!r} is not enforced")
+        if name == "time":
+            return self._time_term()
+        if name == "date-time":
+            date = regex_in(b, f"{_DATE}[tT]", json_string_encoding)
+            return b.cat(date, self._time_term())
+        if name == "regex":
+            return b.intersect(b.star(self.pieces.json_char), b.checked(RegexSyntaxChecker()))
+        pattern = FORMATS.get(name)
+        if pattern is None:
+            return None
+        content = regex_in(b, pattern, json_string_encoding)
+        if name == "hostname":
+            content = b.intersect(content, b.repeat(self.pieces.json_char, 1, 253))
+        return content
+
+    def _time_term(self) -> T:
+        """RFC 3339 ``full-time``; a leap second only where it falls at 23:59:60 UTC."""
+        b = self.terms
+        ordinary = regex_in(b, _TIME, json_string_encoding)
+        leap = b.thunk(
+            ("format-leap-second",), self.leap_seconds, shortest=partial(_leap_shortest, b"")
+        )
+        return b.alt(ordinary, leap)
+
+    def leap_seconds(self) -> T:
+        """The leap-second times (``HH:MM:60``, a fraction, an offset that puts them at
+        23:59:60 UTC)."""
+        return self._leap_branch(b"")
+
+    def _leap_branch(self, prefix: bytes) -> T:
+        """The leap-second times that start with ``prefix``, as a prefix tree whose
+        branches are thunks: a derivative looks at the 10 or fewer options sharing its
+        next byte, and only the branches a text reads are ever built (not all 1,440
+        stamps)."""
+        b = self.terms
+        if len(prefix) == len(LEAP_STAMP):
+            local = int(prefix[:2]) * 60 + int(prefix[3:5])
+            fraction = b.opt(b.cat(b.literal(b"."), b.plus(b.byte_range(0x30, 0x39))))
+            return b.cat(fraction, b.alt(*(b.literal(offset) for offset in _leap_offsets(local))))
+        branches = []
+        for byte in _leap_following(prefix):
+            longer = prefix + bytes((byte,))
+            rest = b.thunk(
+                ("format-leap-second", longer),
+                partial(self._leap_branch, longer),
+                shortest=partial(_leap_shortest, longer),
+            )
+            branches.append(b.cat(b.literal(bytes((byte,))), rest))
+        return b.alt(*branches)
 
 
 def _leap_offsets(local: int) -> list[bytes]:
@@ -127,27 +177,6 @@ def _leap_offsets(local: int) -> list[bytes]:
     if ahead == 0:
         offsets += ["Z", "z"]
     return [offset.encode() for offset in offsets]
-
-
-def _leap_branch(prefix: bytes) -> Term:
-    """The leap-second times (``HH:MM:60``, a fraction, an offset that puts them at
-    23:59:60 UTC) that start with ``prefix``, as a prefix tree whose branches are
-    thunks: a derivative looks at the 10 or fewer options sharing its next byte, and
-    only the branches a text reads are ever built (not all 1,440 stamps)."""
-    if len(prefix) == len(LEAP_STAMP):
-        local = int(prefix[:2]) * 60 + int(prefix[3:5])
-        fraction = opt(cat(literal(b"."), plus(byte_range(0x30, 0x39))))
-        return cat(fraction, alt(*(literal(offset) for offset in _leap_offsets(local))))
-    branches = []
-    for byte in _leap_following(prefix):
-        longer = prefix + bytes((byte,))
-        rest = thunk(
-            ("format-leap-second", longer),
-            partial(_leap_branch, longer),
-            shortest=partial(_leap_shortest, longer),
-        )
-        branches.append(cat(literal(bytes((byte,))), rest))
-    return alt(*branches)
 
 
 LEAP_STAMP = b"23:59:60"
@@ -177,28 +206,7 @@ def _leap_shortest(prefix: bytes) -> bytes:
     return stamp[len(prefix) :] + _leap_offsets(local)[0]
 
 
-@lru_cache(maxsize=64)
-def format_content(name: str) -> Term | None:
-    """The encoded string contents of format ``name``; None for annotation-only formats.
+OBJECT_FORMATS: FormatTerms[Term] = FormatTerms(OBJECTS)
+"""The formats as object terms, shared by every schema of the process."""
 
-    Built once per process (terms are immutable): every schema with ``"format": "email"``
-    shares one term, so its regex is parsed once, the leap-second tree of ``time`` is
-    built once, and the derivatives memoised on the term (bounded by its automaton)
-    serve every later schema. Raises ``UnsupportedSchema("format")`` for the standard
-    formats not enforced.
-    """
-    if name in UNENFORCED:
-        raise UnsupportedSchema("format", f"{name!r} is not enforced")
-    if name == "time":
-        return _time_term()
-    if name == "date-time":
-        return cat(regex_term(f"{_DATE}[tT]", encode_char=json_string_encoding), _time_term())
-    if name == "regex":
-        return intersect(star(JSON_CHAR), checked(RegexSyntaxChecker()))
-    pattern = FORMATS.get(name)
-    if pattern is None:
-        return None
-    content = regex_term(pattern, encode_char=json_string_encoding)
-    if name == "hostname":
-        content = intersect(content, repeat(JSON_CHAR, 1, 253))
-    return content
+format_content = OBJECT_FORMATS.format_content

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import overload
+from typing import Generic, TypeVar, overload
 
 from fsm.errors import UnsupportedRegex, UnsupportedSchema
-from fsm.json_schema.formats import format_content
-from fsm.json_schema.json_text import ANY_STRING, JSON_CHAR, string_of
-from fsm.regex import json_string_encoding, search_term
-from fsm.terms import EMPTY, Term, intersect, repeat
+from fsm.json_schema.formats import OBJECT_FORMATS, FormatTerms
+from fsm.json_schema.json_text import JsonText
+from fsm.regex import json_string_encoding, search_in
+from fsm.terms import Term
+
+T = TypeVar("T")
 
 Refuse = Callable[[str, str], None]
 
@@ -33,36 +35,52 @@ def count(value: object, default: int | None) -> int | None:
     return int(value)
 
 
-@lru_cache(maxsize=256)
-def pattern_content(pattern: str) -> Term:
-    """Encoded string contents in which ``pattern`` finds a match (ECMA ``search``).
-    The last 256 patterns are kept: schemas repeat patterns, and a kept term keeps its
-    derivatives (bounded by its automaton) for the next schema."""
-    return search_term(pattern, encode_char=json_string_encoding)
+class StringTerms(Generic[T]):
+    """String terms built by ``formats``' builder, patterns kept per builder (the
+    last 256: schemas repeat patterns, and a kept term keeps its derivatives, bounded
+    by its automaton, for the next schema)."""
+
+    def __init__(self, formats: FormatTerms[T]) -> None:
+        self.formats = formats
+        self.pieces: JsonText[T] = formats.pieces
+        self.terms = formats.terms
+        self.pattern_content: Callable[[str], T] = lru_cache(maxsize=256)(self._pattern)
+
+    def _pattern(self, pattern: str) -> T:
+        """Encoded string contents in which ``pattern`` finds a match (ECMA
+        ``search``)."""
+        return search_in(self.terms, pattern, json_string_encoding)
+
+    def string_term(self, node: dict, refuse: Refuse) -> T:
+        """The JSON strings meeting the string keywords of ``node``."""
+        b = self.terms
+        parts = []
+        low = count(node.get("minLength"), 0)
+        high = count(node.get("maxLength"), None)
+        if low > 0 or high is not None:
+            if high is not None and high < low:
+                return b.empty
+            parts.append(b.repeat(self.pieces.json_char, low, high))
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                parts.append(self.pattern_content(pattern))
+            except UnsupportedRegex as error:
+                refuse("pattern", str(error))
+        name = node.get("format")
+        if isinstance(name, str):
+            try:
+                content = self.formats.format_content(name)
+            except UnsupportedSchema as error:
+                refuse("format", error.detail)
+                content = None
+            if content is not None:
+                parts.append(content)
+        return self.pieces.string_of(b.intersect(*parts)) if parts else self.pieces.any_string
 
 
-def string_term(node: dict, refuse: Refuse) -> Term:
-    """The JSON strings meeting the string keywords of ``node``."""
-    parts = []
-    low = count(node.get("minLength"), 0)
-    high = count(node.get("maxLength"), None)
-    if low > 0 or high is not None:
-        if high is not None and high < low:
-            return EMPTY
-        parts.append(repeat(JSON_CHAR, low, high))
-    pattern = node.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            parts.append(pattern_content(pattern))
-        except UnsupportedRegex as error:
-            refuse("pattern", str(error))
-    name = node.get("format")
-    if isinstance(name, str):
-        try:
-            content = format_content(name)
-        except UnsupportedSchema as error:
-            refuse("format", error.detail)
-            content = None
-        if content is not None:
-            parts.append(content)
-    return string_of(intersect(*parts)) if parts else ANY_STRING
+OBJECT_STRINGS: StringTerms[Term] = StringTerms(OBJECT_FORMATS)
+"""String terms as objects, shared by every schema of the process."""
+
+pattern_content = OBJECT_STRINGS.pattern_content
+string_term = OBJECT_STRINGS.string_term

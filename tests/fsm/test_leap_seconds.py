@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fsm.json_schema.formats import _leap_seconds
+from fsm.json_schema.formats import OBJECT_FORMATS
 from fsm.terms import Thunk, derivative, nullable
 
 
@@ -19,7 +19,7 @@ def offsets(sign: str) -> list[tuple[str, int]]:
 
 
 def test_leap_seconds_are_exactly_2359_utc():
-    term = _leap_seconds()
+    term = OBJECT_FORMATS.leap_seconds()
     all_offsets = offsets("+") + offsets("-")
     for local in range(0, 24 * 60, 7):  # every 7th minute of the day, all offsets
         stamp = f"{local // 60:02d}:{local % 60:02d}:60"
@@ -39,7 +39,7 @@ def test_leap_second_nodes_state_their_shortest_completion():
     """Every node of the tree (a thunk) states the shortest, then lowest, rest of the
     times below it: the one found by trying each stamp with each offset that makes it
     23:59:60 UTC (accepted by the term itself)."""
-    term = _leap_seconds()
+    term = OBJECT_FORMATS.leap_seconds()
     all_offsets = offsets("+") + offsets("-")
     times = []
     for local in range(24 * 60):

@@ -31,6 +31,7 @@ from fsm.decompose import (
 )
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.json_schema.json_text import (
+    ANY_STRING,
     INTEGER_LITERAL,
     NUMBER,
     encode_string,
@@ -38,7 +39,7 @@ from fsm.json_schema.json_text import (
     whitespace,
 )
 from fsm.json_schema.numbers import NumberChecker
-from fsm.json_schema.strings import ANY_STRING, string_term
+from fsm.json_schema.strings import string_term
 from fsm.lexeme_cache import LexemeWalkCache
 from fsm.row_walk import (
     KEYS_WALKED_TOGETHER,
