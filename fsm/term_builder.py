@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 from typing import Protocol, TypeVar
 
 from fsm import terms as objects
+from fsm.decompose import first_bytes_over
 from fsm.term_store import EMPTY, EPS, StoredThunk, TermStore
 
 T = TypeVar("T")
@@ -79,6 +80,10 @@ class TermBuilder(Protocol[T]):
     def derivative(self, term: T, byte: int) -> T: ...
     def matches(self, term: T, data: bytes) -> bool: ...
     def first_bytes(self, term: T) -> int: ...
+    def first_bytes_over(self, term: T) -> int:
+        """Every byte a string of ``term`` may start with, or more, read from its
+        structure without a derivative (``fsm.decompose.first_bytes_over``)."""
+        ...
 
 
 class ObjectTerms:
@@ -168,6 +173,9 @@ class ObjectTerms:
 
     def first_bytes(self, term: objects.Term) -> int:
         return objects.first_bytes(term)
+
+    def first_bytes_over(self, term: objects.Term) -> int:
+        return first_bytes_over(term)
 
 
 OBJECT_TERMS = ObjectTerms()
@@ -273,3 +281,6 @@ class StoredTerms:
 
     def first_bytes(self, term: int) -> int:
         return self.store.first_bytes(term)
+
+    def first_bytes_over(self, term: int) -> int:
+        return self.store.first_bytes_over(term)

@@ -78,6 +78,7 @@ MAX_TERMS: Final = 1 << _ID_BITS
 _COUNT_BITS: Final = 30
 _UNBOUNDED: Final = (1 << _COUNT_BITS) - 1
 """The upper count of an unbounded repetition, as stored; counts stay below it."""
+_ALL_BYTES: Final = (1 << 256) - 1
 _RUN_HASH_MASK: Final = (1 << 57) - 1
 """The bits of a run's hash kept in its key: with the kind, still a small int."""
 
@@ -565,6 +566,64 @@ class TermStore:
                 mask |= 1 << byte
         return mask
 
+    def first_bytes_over(self, term: int, budget: int = 256) -> int:
+        """A mask holding every byte a string of ``term`` may start with, read from its
+        rows without a derivative (``fsm.decompose.first_bytes_over``): a
+        concatenation's heads up to the first not nullable, a union's members, the
+        bytes every member of an intersection may start with, a thunk's promised
+        opening or its body, a checked leaf's alphabet; every byte for a complement, a
+        thunk met again, or past ``budget`` rows."""
+        left = [budget]
+        return self._first_over(term, set(), left)
+
+    def _first_over(self, term: int, thunks: set[int], left: list[int]) -> int:
+        left[0] -= 1
+        if left[0] < 0:
+            return _ALL_BYTES
+        kind = self.kinds[term]
+        first = self.first[term]
+        if kind == KIND_EMPTY or kind == KIND_EPS:
+            return 0
+        if kind == KIND_BYTES:
+            return self.masks[first]
+        if kind == KIND_CAT:
+            mask = self._first_over(first, thunks, left)
+            if self.nullable(first):
+                mask |= self._first_over(self.second[term], thunks, left)
+            return mask
+        if kind == KIND_ALT or kind == KIND_AND:
+            return self._first_of_members(term, thunks, left)
+        if kind == KIND_REPEAT or kind == KIND_LEXEME or kind == KIND_EXCEPT:
+            return self._first_over(first, thunks, left)
+        if kind == KIND_THUNK:
+            return self._first_of_thunk(term, thunks, left)
+        if kind == KIND_CHECKED:
+            return _mask_of(self.checkers[first].alphabet)
+        return _ALL_BYTES  # a complement
+
+    def _first_of_members(self, term: int, thunks: set[int], left: list[int]) -> int:
+        """A union's members' first bytes, or those every intersection member shares."""
+        if self.kinds[term] == KIND_ALT:
+            found = 0
+            for member in self.members(term):
+                found |= self._first_over(member, thunks, left)
+            return found
+        found = _ALL_BYTES
+        for member in self.members(term):
+            found &= self._first_over(member, thunks, left)
+        return found
+
+    def _first_of_thunk(self, term: int, thunks: set[int], left: list[int]) -> int:
+        """A thunk's promised opening, else its body's first bytes (built for it);
+        every byte when met again along the way."""
+        opening = self.thunks[self.first[term]].opening_bytes()
+        if opening is not None:
+            return opening
+        if term in thunks:
+            return _ALL_BYTES
+        thunks.add(term)
+        return self._first_over(self._through_body(term, lambda body: body), thunks, left)
+
     def matches(self, term: int, data: bytes) -> bool:
         """Whether ``term`` accepts exactly ``data``."""
         for byte in data:
@@ -734,6 +793,14 @@ class _Loader:
             return self.store.lexeme_except(self.load(term.within), term.apart)
         bound = EMPTY if term.bound is None else self.load(term.bound)
         return self.store.known_lexeme(self.load(term.item), bound)
+
+
+def _mask_of(data: bytes) -> int:
+    """The 256-bit mask of the bytes in ``data``."""
+    mask = 0
+    for byte in data:
+        mask |= 1 << byte
+    return mask
 
 
 def _both(first: int, second: int) -> int:

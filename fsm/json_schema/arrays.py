@@ -2,17 +2,18 @@
 
 An array body is a thunk keyed by the position reached (capped where later positions
 behave alike), the number of items matching ``contains`` so far (capped likewise) and,
-for ``uniqueItems`` over a finite set of values, the values already used.
+for ``uniqueItems`` over a finite set of values, the values already used. A shape builds
+its terms with its ``pieces``' builder (``fsm.term_builder``; object terms by default).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
-from fsm.json_schema.json_text import closing, comma, whitespace
-from fsm.terms import EMPTY, EPS, Term, alt, cat, complement, intersect, literal, thunk
+from fsm.json_schema.json_text import OBJECTS, JsonText
 
 
 @dataclass(frozen=True)
@@ -20,31 +21,42 @@ class ArrayShape:
     """What an array may hold; ``key`` identifies the shape in thunk keys.
 
     ``prefix``: the terms of the first items; ``rest``: the term of every later item
-    (``EMPTY``: no more items). ``contains``: a term some items must match, between
+    (empty or None: no more items). ``contains``: a term some items must match, between
     ``min_contains`` and ``max_contains`` of them. ``unique_values``: when set, the
-    items are distinct members of this finite list of value terms.
+    items are distinct members of this finite list of value terms. ``pieces``: what
+    builds the terms, whose kind the terms given are (object terms by default).
+    The term fields are typed ``Any``: mypyc compiles no generic dataclass (a
+    ``Generic`` one fails at import).
     """
 
     key: Hashable
-    prefix: tuple[Term, ...] = ()
-    rest: Term = EMPTY
+    prefix: tuple[Any, ...] = ()
+    rest: Any = None
     min_items: int = 0
     max_items: int | None = None
-    contains: Term | None = None
+    contains: Any = None
     min_contains: int = 1
     max_contains: int | None = None
-    unique_values: tuple[Term, ...] | None = None
+    unique_values: tuple[Any, ...] | None = None
     ws_max: int = 0
+    pieces: JsonText[Any] = field(default=OBJECTS, repr=False, compare=False)
+    later: Any = field(init=False, repr=False, compare=False)
+    """``rest``, the builder's empty term for None."""
+
+    def __post_init__(self) -> None:
+        later = self.pieces.terms.empty if self.rest is None else self.rest
+        object.__setattr__(self, "later", later)
 
 
-def array_term(shape: ArrayShape) -> Term:
+def array_term(shape: ArrayShape) -> Any:
     """``[`` ws body; the body closes with ws ``]`` (just ``]`` before any item)."""
+    pieces, b = shape.pieces, shape.pieces.terms
     start: int | frozenset[int] = frozenset() if shape.unique_values is not None else 0
-    return cat(literal(b"["), whitespace(shape.ws_max), _body(shape, start, 0, True))
+    return b.cat(b.literal(b"["), pieces.whitespace(shape.ws_max), _body(shape, start, 0, True))
 
 
-def _body(shape: ArrayShape, position: int | frozenset[int], matched: int, first: bool) -> Term:
-    return thunk(
+def _body(shape: ArrayShape, position: int | frozenset[int], matched: int, first: bool) -> Any:
+    return shape.pieces.terms.thunk(
         ("array-body", shape.key, position, matched, first),
         partial(_expand, shape, position, matched, first),  # fewer objects than a closure
     )
@@ -62,21 +74,22 @@ def _contains_cap(shape: ArrayShape) -> int:
     return shape.min_contains
 
 
-def _expand(shape: ArrayShape, position: int | frozenset[int], matched: int, first: bool) -> Term:
+def _expand(shape: ArrayShape, position: int | frozenset[int], matched: int, first: bool) -> Any:
+    pieces, b = shape.pieces, shape.pieces.terms
     count = len(position) if isinstance(position, frozenset) else position
     options = []
     if count >= shape.min_items and _contains_ok(shape, matched):
-        options.append(closing(b"]", shape.ws_max, first))
+        options.append(pieces.closing(b"]", shape.ws_max, first))
     if shape.max_items is not None and count >= shape.max_items:
-        return alt(*options)
-    separator = EPS if first else comma(shape.ws_max)
+        return b.alt(*options)
+    separator = b.eps if first else pieces.comma(shape.ws_max)
     for item, after in _next_items(shape, position):
-        if item is EMPTY:
+        if b.is_empty(item):
             continue
         for term, now_matched in _split_contains(shape, item, matched):
             rest = _body(shape, after, now_matched, False)
-            options.append(cat(separator, term, rest))
-    return alt(*options)
+            options.append(b.cat(separator, term, rest))
+    return b.alt(*options)
 
 
 def _contains_ok(shape: ArrayShape, matched: int) -> bool:
@@ -89,24 +102,26 @@ def _contains_ok(shape: ArrayShape, matched: int) -> bool:
 
 def _next_items(
     shape: ArrayShape, position: int | frozenset[int]
-) -> list[tuple[Term, int | frozenset[int]]]:
+) -> list[tuple[Any, int | frozenset[int]]]:
     """The terms the next item may match, each with the position it leads to."""
+    b = shape.pieces.terms
     if isinstance(position, frozenset):
         assert shape.unique_values is not None
         return [
-            (intersect(value, shape.rest), position | {i})
+            (b.intersect(value, shape.later), position | {i})
             for i, value in enumerate(shape.unique_values)
             if i not in position
         ]
-    item = shape.prefix[position] if position < len(shape.prefix) else shape.rest
+    item = shape.prefix[position] if position < len(shape.prefix) else shape.later
     return [(item, min(position + 1, _position_cap(shape)))]
 
 
-def _split_contains(shape: ArrayShape, item: Term, matched: int) -> list[tuple[Term, int]]:
+def _split_contains(shape: ArrayShape, item: Any, matched: int) -> list[tuple[Any, int]]:
     if shape.contains is None:
         return [(item, 0)]
+    b = shape.pieces.terms
     more = min(matched + 1, _contains_cap(shape))
     return [
-        (intersect(item, shape.contains), more),
-        (intersect(item, complement(shape.contains)), matched),
+        (b.intersect(item, shape.contains), more),
+        (b.intersect(item, b.complement(shape.contains)), matched),
     ]

@@ -43,6 +43,7 @@ from fsm.json_schema.json_text import (
     any_object,
     any_value,
     encode_string,
+    member,
     string_except,
     string_of,
 )
@@ -70,7 +71,7 @@ from fsm.json_schema.node_facts import (
     within_first_bytes,
 )
 from fsm.json_schema.numbers import EXACT, NumberChecker
-from fsm.json_schema.objects import ObjectShape, member, object_term
+from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.json_schema.refs import RefResolver, draft_of, escape_token
 from fsm.json_schema.strings import count, pattern_content, string_term
 from fsm.json_schema.values import is_word, json_equal, value_term, values_except

@@ -122,6 +122,10 @@ class JsonText(Generic[T]):
         b = self.terms
         return b.literal(b":") if max_len == 0 else b.cat(b.literal(b":"), b.opt(b.literal(b" ")))
 
+    def member(self, key: T, value: T, ws_max: int) -> T:
+        """An object member, ``key: value`` (``colon``)."""
+        return self.terms.cat(key, self.colon(ws_max), value)
+
     def string_of(self, content: T) -> T:
         """A JSON string whose encoded content is in ``content``: a lexeme, since a
         string ends at its first unescaped quote and encoded content never holds a raw
@@ -308,6 +312,7 @@ INTEGRAL_NUMBER = OBJECTS.integral_number
 ANY_STRING = OBJECTS.any_string
 whitespace = OBJECTS.whitespace
 colon = OBJECTS.colon
+member = OBJECTS.member
 string_of = OBJECTS.string_of
 string_literal = OBJECTS.string_literal
 string_except = OBJECTS.string_except

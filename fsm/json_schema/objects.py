@@ -16,6 +16,9 @@ member: an unused named key with its value schema, or any other key allowed by
 The members come behind one separator (``, ws (m1 rest1 | m2 rest2 | ...)``, not one
 comma per member): a row between two members then walks two branches, not one per key.
 
+A shape builds its terms with its ``pieces``' builder (``fsm.term_builder``): object
+terms by default (``json_text.OBJECTS``), a store's rows for a store's compile.
+
 With ``ordered`` shapes the named keys come in schema order: after a named key only
 later ones may follow, and a required key cannot be skipped. That accepts fewer texts
 (the instances whose named keys are in order) and lets generation force every key
@@ -27,36 +30,47 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from fsm.decompose import first_bytes_over
-from fsm.json_schema.json_text import QUOTE, closing, colon, comma, string_literal, whitespace
+from fsm.json_schema.json_text import OBJECTS, JsonText
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
-from fsm.terms import EMPTY, EPS, Term, alt, cat, derivative, keyed_thunk, literal
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class ObjectShape:
     """What an object may hold; ``key`` identifies the shape in thunk keys.
 
-    ``named``: (key, value term) in schema order, value ``EMPTY`` when the key is
+    ``named``: (key, value term) in schema order, value empty when the key is
     forbidden; ``other_member``: the term of one member ``"key": value`` whose
-    key is none of the named ones (``EMPTY``: no other key allowed); ``key_rules``:
+    key is none of the named ones (empty or None: no other key allowed); ``key_rules``:
     conditions on the named keys present (``fsm.json_schema.key_rules``), every key
-    they name among ``named``.
+    they name among ``named``. ``pieces``: what builds the terms, whose kind the terms
+    given are (object terms by default).
+    The term fields are typed ``Any``: mypyc compiles no generic dataclass (a
+    ``Generic`` one fails at import).
     """
 
     key: Hashable
-    named: tuple[tuple[str, Term], ...]
+    named: tuple[tuple[str, Any], ...]
     required: frozenset[str] = frozenset()
-    other_member: Term = EMPTY
+    other_member: Any = None
     min_properties: int = 0
     max_properties: int | None = None
     dependent_required: tuple[tuple[str, frozenset[str]], ...] = ()
     key_rules: tuple[KeyRule, ...] = ()
     ws_max: int = 0
     ordered: bool = False
-    members: tuple[Term, ...] = field(init=False, repr=False, compare=False)
-    """``"key": value`` per named key (``EMPTY`` when forbidden), built once: every
+    pieces: JsonText[Any] = field(default=OBJECTS, repr=False, compare=False)
+    other: Any = field(init=False, repr=False, compare=False)
+    """``other_member``, the builder's empty term for None."""
+    has_other: bool = field(init=False, repr=False, compare=False)
+    """Whether a key other than the named ones may come."""
+    allowed: tuple[bool, ...] = field(init=False, repr=False, compare=False)
+    """Per named key, whether it may come (its value is not empty)."""
+    members: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+    """``"key": value`` per named key (empty when forbidden), built once: every
     body (one per set of keys used) offers them again."""
     rule_positions: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
     """(position in ``named``, key) of the allowed keys the key rules name, found once:
@@ -64,7 +78,7 @@ class ObjectShape:
     positions: dict[str, int] = field(init=False, repr=False, compare=False)
     """Position in ``named`` of each key, found once: every key a body offers asks where
     the keys it requires stand (``_dependencies_addable``)."""
-    tails: tuple[Term, ...] | None = field(init=False, repr=False, compare=False)
+    tails: tuple[Any, ...] | None = field(init=False, repr=False, compare=False)
     """Each member after its key's opening quote (``members`` derived by ``"``), and
     ``other_member``'s last, when every member starts with the quote (None otherwise):
     a body then offers ``"`` once, then the union of the tails (``_expand``)."""
@@ -76,31 +90,35 @@ class ObjectShape:
     required key not named sets a bit no body's keys hold, so the object never closes."""
 
     def __post_init__(self) -> None:
+        pieces, b = self.pieces, self.pieces.terms
+        other = b.empty if self.other_member is None else self.other_member
+        object.__setattr__(self, "other", other)
+        object.__setattr__(self, "has_other", not b.is_empty(other))
+        allowed = tuple(not b.is_empty(value) for _, value in self.named)
+        object.__setattr__(self, "allowed", allowed)
         members = tuple(
-            EMPTY if value is EMPTY else member(string_literal(name), value, self.ws_max)
-            for name, value in self.named
+            pieces.member(pieces.string_literal(name), value, self.ws_max) if ok else b.empty
+            for (name, value), ok in zip(self.named, allowed, strict=True)
         )
         object.__setattr__(self, "members", members)
         ruled = set(rule_keys(self.key_rules))
         positions = tuple(
             (position, name)
-            for position, (name, value) in enumerate(self.named)
-            if name in ruled and value is not EMPTY
+            for position, (name, _) in enumerate(self.named)
+            if name in ruled and allowed[position]
         )
         object.__setattr__(self, "rule_positions", positions)
         named_positions = {name: position for position, (name, _) in enumerate(self.named)}
         object.__setattr__(self, "positions", named_positions)
-        tails = _tails((*members, self.other_member))
+        tails = _tails(pieces, (*members, other))
         object.__setattr__(self, "tails", tails)
-        object.__setattr__(
-            self, "openings", _openings(members, self.other_member, tails, self.ws_max)
-        )
+        object.__setattr__(self, "openings", _openings(pieces, members, other, tails, self.ws_max))
         required_mask = 0
         for name in self.required:
             required_mask |= 1 << named_positions.get(name, len(self.named))
         object.__setattr__(self, "required_mask", required_mask)
 
-    def __call__(self, key: Hashable) -> Term:
+    def __call__(self, key: Hashable) -> Any:
         """The body its thunk key names (``_body``): the shape is the thunk's builder,
         so a thunk holds no callable of its own, and the shape holds no reference back
         (a callable kept on the shape, bound to it, made a cycle that kept a schema's
@@ -124,42 +142,41 @@ class ObjectShape:
         return self.min_properties > 0 or self.max_properties is not None
 
 
-def _tails(members: tuple[Term, ...]) -> tuple[Term, ...] | None:
+def _tails(pieces: JsonText[T], members: tuple[T, ...]) -> tuple[T, ...] | None:
     """``members`` derived by the opening quote, when every string of each begins with
-    it (``first_bytes_over``, which may only say more bytes): then ``cat(QUOTE, tail)``
-    is the member, exactly. ``EMPTY`` stays ``EMPTY``."""
+    it (``first_bytes_over``, which may only say more bytes): then ``quote tail`` is the
+    member, exactly. An empty member stays empty."""
+    b = pieces.terms
     quote = ord('"')
-    if any(first_bytes_over(term) & ~(1 << quote) for term in members if term is not EMPTY):
+    if any(b.first_bytes_over(term) & ~(1 << quote) for term in members if not b.is_empty(term)):
         return None
-    return tuple(EMPTY if term is EMPTY else derivative(term, quote) for term in members)
+    return tuple(term if b.is_empty(term) else b.derivative(term, quote) for term in members)
 
 
 def _openings(
-    members: tuple[Term, ...], other_member: Term, tails: tuple[Term, ...] | None, ws_max: int
+    pieces: JsonText[T], members: tuple[T, ...], other: T, tails: tuple[T, ...] | None, ws_max: int
 ) -> tuple[int, int]:
     """``ObjectShape.openings``, from the parts ``_expand`` builds a body of: after a
     member, the close or a comma; before the first, ``}`` or a member (its quote when
     every member starts with one)."""
-    later = first_bytes_over(alt(closing(b"}", ws_max, False), comma(ws_max)))
-    heads = QUOTE if tails is not None else alt(*members, other_member)
-    return later, first_bytes_over(alt(closing(b"}", ws_max, True), heads))
+    b = pieces.terms
+    later = b.first_bytes_over(b.alt(pieces.closing(b"}", ws_max, False), pieces.comma(ws_max)))
+    heads = pieces.quote if tails is not None else b.alt(*members, other)
+    return later, b.first_bytes_over(b.alt(pieces.closing(b"}", ws_max, True), heads))
 
 
-def member(key: Term, value: Term, ws_max: int) -> Term:
-    """``key: value`` (see ``json_text.colon``)."""
-    return cat(key, colon(ws_max), value)
-
-
-def object_term(shape: ObjectShape) -> Term:
+def object_term(shape: ObjectShape) -> Any:
     """``{`` ws body; the body closes with ws ``}`` (just ``}`` before any member)."""
+    pieces, b = shape.pieces, shape.pieces.terms
     if not _completable(shape, 0, 0):
-        return EMPTY
-    return cat(literal(b"{"), whitespace(shape.ws_max), _body(shape, 0, 0, 0, True))
+        return b.empty
+    opening = b.cat(b.literal(b"{"), pieces.whitespace(shape.ws_max), _body(shape, 0, 0, 0, True))
+    return opening
 
 
 def _body(
     shape: ObjectShape, used: int, after: int, extra: int, first: bool, order: int = 0
-) -> Term:
+) -> Any:
     """``used``: the named keys read, bit ``i`` for ``shape.named[i]``. ``after``: index
     in ``shape.named`` where the next named key may start (always 0 for unordered
     shapes). ``order``: the search order of the member it follows
@@ -167,7 +184,7 @@ def _body(
     order, building the bodies a walk in that order builds, not others."""
     mask = used.to_bytes((len(shape.named) + 7) // 8, "little")  # see the module docstring
     key = ("object-body", shape.key, mask, after, extra, first)
-    return keyed_thunk(key, shape, search_order=order)
+    return shape.pieces.terms.keyed_thunk(key, shape, search_order=order)
 
 
 def _closable(shape: ObjectShape, used: int, count: int) -> bool:
@@ -216,45 +233,45 @@ def _dependencies_addable(shape: ObjectShape, used: frozenset[str], after: int) 
             todo.append(dep)
             position = shape.positions.get(dep)
             if position is None:
-                if shape.other_member is EMPTY:
+                if not shape.has_other:
                     return False
-            elif shape.named[position][1] is EMPTY or (shape.ordered and position < after):
+            elif not shape.allowed[position] or (shape.ordered and position < after):
                 return False
     return True
 
 
-def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) -> Term:
+def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) -> Any:
+    pieces, b = shape.pieces, shape.pieces.terms
     count = used.bit_count() + extra
-    options = [closing(b"}", shape.ws_max, first)] if _closable(shape, used, count) else []
+    options = [pieces.closing(b"}", shape.ws_max, first)] if _closable(shape, used, count) else []
     if shape.max_properties is not None and count >= shape.max_properties:
-        return alt(*options)
-    separator = EPS if first else comma(shape.ws_max)
+        return b.alt(*options)
+    separator = b.eps if first else pieces.comma(shape.ws_max)
     # after the quote every key is read on from its own state: a row after a value reads
     # the comma and the quote once, not once per key behind them
     if shape.tails is None:
-        quote, heads, other_head = EPS, shape.members, shape.other_member
+        quote, heads, other_head = b.eps, shape.members, shape.other
     else:
-        quote, heads, other_head = QUOTE, shape.tails, shape.tails[-1]
-    members: list[Term] = []
+        quote, heads, other_head = pieces.quote, shape.tails, shape.tails[-1]
+    members: list[Any] = []
     for position in range(after, len(shape.named)):
-        name, value = shape.named[position]
-        if used >> position & 1 or value is EMPTY:
+        if used >> position & 1 or not shape.allowed[position]:
             continue
         following = position + 1 if shape.ordered else 0
         now_used = used | 1 << position
         if not _completable(shape, now_used, following):
             continue
         rest = _body(shape, now_used, following, extra, False, position)
-        members.append(cat(heads[position], rest))
-        if shape.ordered and name in shape.required:
+        members.append(b.cat(heads[position], rest))
+        if shape.ordered and shape.named[position][0] in shape.required:
             break  # a required key cannot be skipped
-    if shape.other_member is not EMPTY:
+    if shape.has_other:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
         rest = _body(shape, used, after, more, False, len(shape.named))
-        members.append(cat(other_head, rest))
+        members.append(b.cat(other_head, rest))
     if members:
-        options.append(cat(separator, quote, alt(*members)))
-    return alt(*options)
+        options.append(b.cat(separator, quote, b.alt(*members)))
+    return b.alt(*options)
 
 
 def _extra_cap(shape: ObjectShape) -> int:

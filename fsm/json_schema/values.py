@@ -9,19 +9,13 @@ number (``1e0``, ``10e-1``) are not accepted.
 from __future__ import annotations
 
 import json
+from typing import TypeVar
 
-from fsm.json_schema.json_text import (
-    ANY_STRING,
-    NULL,
-    NUMBER,
-    any_array,
-    any_object,
-    sequence,
-    string_except,
-    string_literal,
-)
+from fsm.json_schema.json_text import OBJECTS, JsonText
 from fsm.json_schema.objects import ObjectShape, object_term
-from fsm.terms import EMPTY, Term, alt, cat, lexeme, literal, opt, plus
+from fsm.terms import Term
+
+T = TypeVar("T")
 
 
 def canonical(value: object) -> str:
@@ -43,45 +37,59 @@ def json_equal(a: object, b: object) -> bool:
 
 
 def value_term(value: object, ws_max: int) -> Term:
-    """The texts of ``value``. A string, ``null`` and a boolean are lexemes (no text
-    of one extends another), so an enum of them is walked as lexemes shared across
-    schemas (``fsm.row_walk``)."""
+    """``value_in`` as object terms."""
+    return value_in(OBJECTS, value, ws_max)
+
+
+def value_in(pieces: JsonText[T], value: object, ws_max: int) -> T:
+    """The texts of ``value``, built by ``pieces``. A string, ``null`` and a boolean
+    are lexemes (no text of one extends another), so an enum of them is walked as
+    lexemes shared across schemas (``fsm.row_walk``)."""
+    b = pieces.terms
     if value is None:
-        return NULL
+        return pieces.null
     if isinstance(value, bool):
-        return lexeme(literal(b"true" if value else b"false"))
+        return b.lexeme(b.literal(b"true" if value else b"false"))
     if isinstance(value, (int, float)):
-        return number_term(value)
+        return number_in(pieces, value)
     if isinstance(value, str):
-        return string_literal(value)
+        return pieces.string_literal(value)
     if isinstance(value, list):
-        return sequence([value_term(v, ws_max) for v in value], ws_max, b"[", b"]")
+        items = [value_in(pieces, v, ws_max) for v in value]
+        return pieces.sequence(items, ws_max, b"[", b"]")
     if isinstance(value, dict):
-        named = tuple((key, value_term(item, ws_max)) for key, item in value.items())
+        named = tuple((key, value_in(pieces, item, ws_max)) for key, item in value.items())
         shape = ObjectShape(
             key=("value", canonical(value), ws_max),
             named=named,
             required=frozenset(value),
             ws_max=ws_max,
+            pieces=pieces,
         )
         return object_term(shape)
-    return EMPTY
+    return b.empty
 
 
 def number_term(value: int | float) -> Term:
+    """``number_in`` as object terms."""
+    return number_in(OBJECTS, value)
+
+
+def number_in(pieces: JsonText[T], value: int | float) -> T:
     """Writings of a number: its own text, and ``n``/``n.0...`` when it is integral."""
+    b = pieces.terms
     if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
-        return EMPTY
-    forms = [literal(json.dumps(value).encode())]
+        return b.empty
+    forms = [b.literal(json.dumps(value).encode())]
     if isinstance(value, int) or value.is_integer():
         whole = int(value)
-        digits = literal(str(whole).encode())
-        forms.append(cat(digits, opt(cat(literal(b"."), plus(literal(b"0"))))))
+        zeros = b.opt(b.cat(b.literal(b"."), b.plus(b.literal(b"0"))))
+        forms.append(b.cat(b.literal(str(whole).encode()), zeros))
         if abs(whole) < 2**1000:
-            forms.append(literal(json.dumps(float(whole)).encode()))
+            forms.append(b.literal(json.dumps(float(whole)).encode()))
         if whole == 0:
-            forms.append(cat(literal(b"-0"), opt(cat(literal(b"."), plus(literal(b"0"))))))
-    return alt(*forms)
+            forms.append(b.cat(b.literal(b"-0"), zeros))
+    return b.alt(*forms)
 
 
 def is_word(value: object) -> bool:
@@ -90,19 +98,25 @@ def is_word(value: object) -> bool:
 
 
 def values_except(words: list, ws_max: int) -> Term:
+    """``values_except_in`` as object terms."""
+    return values_except_in(OBJECTS, words, ws_max)
+
+
+def values_except_in(pieces: JsonText[T], words: list, ws_max: int) -> T:
     """Any JSON value but the given strings, booleans and ``null`` (``is_word``): a
     plain term, where a complement would need liveness searches."""
+    b = pieces.terms
     strings = [w for w in words if isinstance(w, str)]
     booleans = [
-        lexeme(literal(b"true" if b else b"false"))
-        for b in (True, False)
-        if not any(w is b for w in words)
+        b.lexeme(b.literal(b"true" if flag else b"false"))
+        for flag in (True, False)
+        if not any(w is flag for w in words)
     ]
-    return alt(
-        *([] if any(w is None for w in words) else [NULL]),
+    return b.alt(
+        *([] if any(w is None for w in words) else [pieces.null]),
         *booleans,
-        NUMBER,
-        string_except(strings) if strings else ANY_STRING,
-        any_array(ws_max),
-        any_object(ws_max),
+        pieces.number,
+        pieces.string_except(strings) if strings else pieces.any_string,
+        pieces.any_array(ws_max),
+        pieces.any_object(ws_max),
     )

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from fsm.decompose import first_bytes_over, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.json_schema.json_text import INTEGER_LITERAL, QUOTE, encode_string, string_except
-from fsm.json_schema.objects import ObjectShape, member, object_term
+from fsm.json_schema.json_text import INTEGER_LITERAL, QUOTE, encode_string, member, string_except
+from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,

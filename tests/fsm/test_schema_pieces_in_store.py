@@ -1,15 +1,20 @@
-"""Formats and string keywords built into a store: the rows their object terms convert
+"""Formats, string keywords, values, objects and arrays built into a store: the rows their object terms convert
 to, accepting what the objects accept (``fsm.term_builder``, issue 15)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fsm.json_schema.arrays import ArrayShape, array_term
 from fsm.json_schema.formats import FORMATS, OBJECT_FORMATS, FormatTerms
 from fsm.json_schema.json_text import OBJECTS, JsonText, encode_string
+from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.json_schema.strings import OBJECT_STRINGS, StringTerms
+from fsm.json_schema.values import value_in, value_term, values_except, values_except_in
 from fsm.term_builder import StoredTerms
 from fsm.term_store import TermStore
 from fsm.terms import matches
@@ -119,3 +124,144 @@ def test_the_object_instances_are_the_module_names() -> None:
     assert formats.format_content is OBJECT_FORMATS.format_content
     assert strings.string_term.__self__ is OBJECT_STRINGS
     assert OBJECT_STRINGS.pieces is OBJECTS
+
+
+# ------------------------------------------------ values, objects and arrays
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text('aé"\\', max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+LAYOUTS = [
+    {},
+    {"indent": 1},
+    {"separators": (",", ":")},
+]
+
+
+def writings(value: object) -> list[bytes]:
+    return [json.dumps(value, ensure_ascii=False, **layout).encode() for layout in LAYOUTS]
+
+
+@settings(max_examples=60, deadline=None)
+@given(json_values, json_values, st.integers(0, 30))
+def test_values_built_in_a_store_read_as_the_objects_read(
+    value: object, other: object, cut: int
+) -> None:
+    """``const``: a value's writings (layouts, members in any order), another value's
+    and cut ones, accepted alike; the row is the one the object term converts to."""
+    store = TermStore()
+    pieces = JsonText(StoredTerms(store))
+    built = value_in(pieces, value, 2)
+    term = value_term(value, 2)
+    assert built == store.load(term)
+    for text in writings(value) + writings(other):
+        for candidate in (text, text[:cut]):
+            assert store.matches(built, candidate) == matches(term, candidate)
+    # on one line, every writing is the value's (indentation is bounded by ``ws_max``)
+    assert all(store.matches(built, text) for text in writings(value) if b"\n" not in text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.none() | st.booleans() | st.text("ab", max_size=2), max_size=4), json_values)
+def test_values_but_words_built_in_a_store_read_as_the_objects_read(
+    words: list, value: object
+) -> None:
+    store = TermStore()
+    built = values_except_in(JsonText(StoredTerms(store)), words, 1)
+    term = values_except(words, 1)
+    for text in writings(value):
+        assert store.matches(built, text) == matches(term, text)
+
+
+def object_shape(pieces, *, ordered: bool) -> ObjectShape:
+    """Two named keys (one required, one forbidden), other keys of two letters with
+    numbers, at most three members."""
+    b = pieces.terms
+    other_key = pieces.string_of(b.repeat(b.byte_range(ord("a"), ord("z")), 2, 2))
+    return ObjectShape(
+        key=("test-object", ordered),
+        named=(("id", pieces.integer_literal), ("no", b.empty), ("tag", pieces.any_string)),
+        required=frozenset({"id"}),
+        other_member=pieces.member(other_key, pieces.number, 1),
+        max_properties=3,
+        ws_max=1,
+        ordered=ordered,
+        pieces=pieces,
+    )
+
+
+objects_read = st.dictionaries(
+    st.sampled_from(["id", "no", "tag", "zz", "abc", "q"]),
+    st.integers(-5, 5) | st.text("a", max_size=2),
+    max_size=4,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(objects_read, st.booleans(), st.integers(0, 40))
+def test_object_shapes_built_in_a_store_read_as_the_objects_read(
+    value: dict, ordered: bool, cut: int
+) -> None:
+    store = TermStore()
+    built = object_term(object_shape(JsonText(StoredTerms(store)), ordered=ordered))
+    term = object_term(object_shape(OBJECTS, ordered=ordered))
+    assert built == store.load(term)
+    for text in writings(value):
+        for candidate in (text, text[:cut]):
+            assert store.matches(built, candidate) == matches(term, candidate)
+
+
+def array_shape(pieces, unique: bool) -> ArrayShape:
+    b = pieces.terms
+    words = [pieces.string_literal(word) for word in ("a", "b", "c")]
+    return ArrayShape(
+        key=("test-array", unique),
+        prefix=(pieces.boolean,),
+        rest=b.alt(*words, pieces.integer_literal),
+        min_items=1,
+        max_items=4,
+        contains=None if unique else words[0],
+        max_contains=None if unique else 2,
+        unique_values=tuple(words) if unique else None,
+        ws_max=1,
+        pieces=pieces,
+    )
+
+
+arrays_read = st.lists(st.sampled_from([True, "a", "b", "c", 3, None]), max_size=5)
+
+
+@settings(max_examples=80, deadline=None)
+@given(arrays_read, st.booleans(), st.integers(0, 30))
+def test_array_shapes_built_in_a_store_read_as_the_objects_read(
+    value: list, unique: bool, cut: int
+) -> None:
+    store = TermStore()
+    built = array_term(array_shape(JsonText(StoredTerms(store)), unique))
+    term = array_term(array_shape(OBJECTS, unique))
+    assert built == store.load(term)
+    for text in writings(value):
+        for candidate in (text, text[:cut]):
+            assert store.matches(built, candidate) == matches(term, candidate)
+
+
+def test_an_object_body_is_the_store_s_keyed_thunk_with_the_shape_s_promise() -> None:
+    """A body is built when read, from its key; its promised opening answers first
+    bytes without building it, in the store as in the objects."""
+    store = TermStore()
+    pieces = JsonText(StoredTerms(store))
+    shape = object_shape(pieces, ordered=False)
+    root = object_term(shape)
+    after_brace = store.derivative(root, ord("{"))
+    assert store.first_bytes_over(after_brace) == OBJECTS.terms.first_bytes_over(
+        OBJECTS.terms.derivative(object_term(object_shape(OBJECTS, ordered=False)), ord("{"))
+    )
+    assert store.matches(root, b'{"id": 1, "zz": 2.5}')
+    assert not store.matches(root, b'{"q": 1, "id": 1}')
+    assert not store.matches(root, b'{"tag": "x"}')  # "id" is required
