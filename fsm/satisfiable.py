@@ -34,6 +34,8 @@ proven.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from fsm.terms import (
     EMPTY,
     EPS,
@@ -76,7 +78,7 @@ def empty_because(term: Term, budget: int = VISIT_BUDGET) -> str | None:
     """Why ``term`` provably matches no text, or None when it may match some (or when
     more than ``budget`` term visits would be needed to tell)."""
     if term is EMPTY:
-        return "its constraints contradict each other"
+        return empty_reason([])
     analysis = _Productive(budget)
     try:
         productive, _ = analysis.visit(term)
@@ -84,9 +86,16 @@ def empty_because(term: Term, budget: int = VISIT_BUDGET) -> str | None:
         return None
     if productive:
         return None
-    if not analysis.cycles:
+    return empty_reason([thunk.key for thunk in analysis.cycles])
+
+
+def empty_reason(cycle_keys: list[Hashable]) -> str:
+    """Why a term found empty is: its constraints, or a recursion through the thunks
+    with these keys, found unproductive on a cycle (named by the first schema
+    reference among them)."""
+    if not cycle_keys:
         return "its constraints contradict each other"
-    names = [_pointer(thunk) for thunk in analysis.cycles]
+    names = [_pointer(key) for key in cycle_keys]
     named = [name for name in names if name is not None]
     where = f"through {named[0]!r} " if named else ""
     return f"a recursion {where}has no finite instance (no branch ends it)"
@@ -209,9 +218,8 @@ def _leaf_empty(term: Term, analysis: _Productive) -> bool:
     return True
 
 
-def _pointer(term: Thunk) -> str | None:
-    """The JSON pointer of a schema reference's thunk (None for other thunks)."""
-    key = term.key
+def _pointer(key: Hashable) -> str | None:
+    """The JSON pointer of a schema reference's thunk key (None for other thunks)."""
     if isinstance(key, tuple) and len(key) >= 3 and key[0] == "schema":
         return f"#{key[2]}"
     return None

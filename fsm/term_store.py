@@ -337,6 +337,11 @@ class TermStore:
         at = self.second[repetition]
         return self.counts[at], self.counts[at + 1]
 
+    def repeat_bounds(self, repetition: int) -> tuple[int, int | None]:
+        """A repetition's lower and upper counts (None: without bound)."""
+        lo, top = self._bounds(repetition)
+        return lo, None if top == _UNBOUNDED else top
+
     def lexeme(self, item: int, bound: int = EMPTY) -> int:
         """``item`` declared prefix-free (the caller's promise, ``fsm.terms.lexeme``):
         a nullable one is over, so it is ``EPS``. ``bound``, when a lexeme, is the
