@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from mypy_extensions import mypyc_attr
+
 from fsm.terms import (
     EMPTY,
     EPS,
@@ -47,7 +49,7 @@ from fsm.terms import (
     Repeat,
     Term,
     Thunk,
-    byte_partition,
+    class_bytes,
     derivative,
     nullable,
 )
@@ -66,7 +68,7 @@ LEAVES_BUDGET = 400
 """Derivatives all leaf searches of one analysis may take; leaves met after that count
 as productive unsearched (a derivative of a large intersection costs milliseconds)."""
 
-_FREE = 1 << 62
+FREE = 1 << 62
 """Taint of a result that assumed nothing about thunks being evaluated."""
 
 
@@ -79,14 +81,7 @@ def empty_because(term: Term, budget: int = VISIT_BUDGET) -> str | None:
     more than ``budget`` term visits would be needed to tell)."""
     if term is EMPTY:
         return empty_reason([])
-    analysis = _Productive(budget)
-    try:
-        productive, _ = analysis.visit(term)
-    except _OutOfBudget:
-        return None
-    if productive:
-        return None
-    return empty_reason([thunk.key for thunk in analysis.cycles])
+    return _Productive(budget).reason(term)
 
 
 def empty_reason(cycle_keys: list[Hashable]) -> str:
@@ -101,80 +96,179 @@ def empty_reason(cycle_keys: list[Hashable]) -> str:
     return f"a recursion {where}has no finite instance (no branch ends it)"
 
 
-class _Productive:
-    """One analysis: memoised verdicts, the stack of thunks being evaluated."""
+@mypyc_attr(allow_interpreted_subclasses=True)
+class ProductiveAnalysis:
+    """One analysis: memoised verdicts, the stack of thunks being evaluated. The
+    fixpoint over thunks is here; what a term is made of, a subclass tells
+    (``is_thunk``, ``body``, ``thunk_key``, ``structure``), for object terms below and
+    for a store's rows (``fsm.satisfiable_store``)."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self.known: dict[Term, bool] = {}
-        self.depth_of: dict[Thunk, int] = {}  # thunks being evaluated -> stack depth
+        self.known: dict[Hashable, bool] = {}
+        self.depth_of: dict[Hashable, int] = {}  # thunks being evaluated -> stack depth
         self.visits = 0
         self.thunk_visits = 0
         self.leaf_derivatives = 0
-        self.cycles: list[Thunk] = []  # thunks found unproductive on a cycle of thunks
+        self.cycles: list[Hashable] = []  # thunks found unproductive on a cycle of thunks
 
-    def visit(self, term: Term) -> tuple[bool, int]:
+    def reason(self, term: Hashable) -> str | None:
+        """Why ``term`` provably matches no text, or None (``empty_because``)."""
+        try:
+            productive, _ = self.visit(term)
+        except _OutOfBudget:
+            return None
+        if productive:
+            return None
+        return empty_reason([self.thunk_key(thunk) for thunk in self.cycles])
+
+    def visit(self, term: Hashable) -> tuple[bool, int]:
         """``(productive, taint)``: taint is the shallowest stack depth of a thunk being
-        evaluated that a "no" assumed unproductive (``_FREE`` when none)."""
+        evaluated that a "no" assumed unproductive (``FREE`` when none)."""
         known = self.known.get(term)
         if known is not None:
-            return known, _FREE
+            return known, FREE
         self.visits += 1
         if self.visits > self.budget:
             raise _OutOfBudget
-        if isinstance(term, Thunk):
+        if self.is_thunk(term):
             self.thunk_visits += 1
             if self.thunk_visits > THUNK_BUDGET:
                 raise _OutOfBudget
             return self._thunk(term)
-        result, taint = self._structure(term)
-        if result or taint == _FREE:
+        result, taint = self.structure(term)
+        if result or taint == FREE:
             self.known[term] = result
-        return result, _FREE if result else taint
+        return result, FREE if result else taint
 
-    def _thunk(self, term: Thunk) -> tuple[bool, int]:
+    def _thunk(self, term: Hashable) -> tuple[bool, int]:
         depth = self.depth_of.get(term)
         if depth is not None:
             return False, depth
         depth = len(self.depth_of)
         self.depth_of[term] = depth
         try:
-            result, taint = self.visit(term.body())
+            result, taint = self.visit(self.body(term))
         finally:
             del self.depth_of[term]
         if not result and taint <= depth:
             self.cycles.append(term)
         if result or taint >= depth:
             self.known[term] = result
-            return result, _FREE
+            return result, FREE
         return False, taint
+
+    def leaf_empty(self, term: Hashable) -> bool:
+        """Whether a breadth-first search of ``term``'s derivatives proves it empty
+        within ``LEAF_BUDGET`` derivatives (and what is left of ``LEAVES_BUDGET``):
+        for intersections and complements, which are not regular syntax."""
+        seen = {term}
+        frontier = [term]
+        spent = 0
+        while frontier:
+            following = []
+            for current in frontier:
+                if self.nullable(current):
+                    return False
+                for byte in self.class_bytes(current):
+                    spent += 1
+                    self.leaf_derivatives += 1
+                    if spent > LEAF_BUDGET or self.leaf_derivatives > LEAVES_BUDGET:
+                        return False
+                    target = self.derivative(current, byte)
+                    if not self.is_empty(target) and target not in seen:
+                        seen.add(target)
+                        following.append(target)
+            frontier = following
+        return True
+
+    def is_thunk(self, term: Hashable) -> bool:
+        raise NotImplementedError
+
+    def is_empty(self, term: Hashable) -> bool:
+        raise NotImplementedError
+
+    def nullable(self, term: Hashable) -> bool:
+        raise NotImplementedError
+
+    def class_bytes(self, term: Hashable) -> list[int]:
+        """One byte per class of the term's byte partition."""
+        raise NotImplementedError
+
+    def derivative(self, term: Hashable, byte: int) -> Hashable:
+        raise NotImplementedError
+
+    def body(self, term: Hashable) -> Hashable:
+        """A thunk's body."""
+        raise NotImplementedError
+
+    def thunk_key(self, term: Hashable) -> Hashable:
+        raise NotImplementedError
+
+    def structure(self, term: Hashable) -> tuple[bool, int]:
+        """A term that is no thunk: ``(productive, taint)`` from its parts."""
+        raise NotImplementedError
+
+
+class _Productive(ProductiveAnalysis):
+    """The analysis of object terms."""
+
+    def is_thunk(self, term: Hashable) -> bool:
+        return isinstance(term, Thunk)
+
+    def body(self, term: Hashable) -> Hashable:
+        assert isinstance(term, Thunk)
+        return term.body()
+
+    def thunk_key(self, term: Hashable) -> Hashable:
+        assert isinstance(term, Thunk)
+        return term.key
+
+    def structure(self, term: Hashable) -> tuple[bool, int]:
+        assert isinstance(term, Term)
+        return self._structure(term)
+
+    def is_empty(self, term: Hashable) -> bool:
+        return term is EMPTY
+
+    def nullable(self, term: Hashable) -> bool:
+        assert isinstance(term, Term)
+        return nullable(term)
+
+    def class_bytes(self, term: Hashable) -> list[int]:
+        assert isinstance(term, Term)
+        return class_bytes(term)
+
+    def derivative(self, term: Hashable, byte: int) -> Hashable:
+        assert isinstance(term, Term)
+        return derivative(term, byte)
 
     def _structure(self, term: Term) -> tuple[bool, int]:
         if term is EPS or isinstance(term, Bytes):
-            return True, _FREE
+            return True, FREE
         if term is EMPTY:
-            return False, _FREE
+            return False, FREE
         if isinstance(term, Cat):
             for item in sorted(term.items, key=_cost):
                 result, taint = self.visit(item)
                 if not result:
                     return False, taint
-            return True, _FREE
+            return True, FREE
         if isinstance(term, Alt):
-            shallowest = _FREE
+            shallowest = FREE
             for item in sorted(term.items, key=_cost):
                 result, taint = self.visit(item)
                 if result:
-                    return True, _FREE
+                    return True, FREE
                 shallowest = min(shallowest, taint)
             return False, shallowest
         if isinstance(term, Repeat):
-            return (True, _FREE) if term.lo == 0 else self.visit(term.item)
+            return (True, FREE) if term.lo == 0 else self.visit(term.item)
         if isinstance(term, Lexeme):
             return self.visit(term.item)
         if isinstance(term, Checked):
-            return True, _FREE
-        return not _leaf_empty(term, self), _FREE
+            return True, FREE
+        return not self.leaf_empty(term), FREE
 
 
 def _cost(term: Term) -> tuple[int, int]:
@@ -191,31 +285,6 @@ def _cost(term: Term) -> tuple[int, int]:
     if isinstance(term, (Alt, Repeat, Lexeme)):
         return 1, 0
     return 2, 0
-
-
-def _leaf_empty(term: Term, analysis: _Productive) -> bool:
-    """Whether a breadth-first search of ``term``'s derivatives proves it empty within
-    ``LEAF_BUDGET`` derivatives (and what is left of ``LEAVES_BUDGET``)."""
-    seen = {term}
-    frontier = [term]
-    spent = 0
-    while frontier:
-        following = []
-        for current in frontier:
-            if nullable(current):
-                return False
-            labels = byte_partition(current).tolist()
-            for label in dict.fromkeys(labels):
-                spent += 1
-                analysis.leaf_derivatives += 1
-                if spent > LEAF_BUDGET or analysis.leaf_derivatives > LEAVES_BUDGET:
-                    return False
-                target = derivative(current, labels.index(label))
-                if target is not EMPTY and target not in seen:
-                    seen.add(target)
-                    following.append(target)
-        frontier = following
-    return True
 
 
 def _pointer(key: Hashable) -> str | None:

@@ -27,7 +27,7 @@ from fsm.terms import (
     matches,
     representatives,
 )
-from tests.fsm.test_term_store import assert_same_language
+from tests.fsm.test_term_store import assert_same_language, json_values
 
 # few letters, so that random texts often are, or start like, one of the names
 _TEXTS = st.text(alphabet='ab\u00e9"\\\n', max_size=4)
@@ -216,15 +216,6 @@ def test_a_string_but_names_built_in_a_store_keeps_its_language(names) -> None:
     built = pieces.string_except(names)
     assert not any(kind == KIND_THUNK for kind in store.kinds)  # no trie node built
     assert_same_language(store, built, string_except(names))
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text('aé"\\', max_size=3),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 
 
 @settings(max_examples=80, deadline=None)

@@ -18,7 +18,7 @@ from fsm.json_schema.values import value_in, value_term, values_except, values_e
 from fsm.term_builder import StoredTerms
 from fsm.term_store import TermStore
 from fsm.terms import matches
-from tests.fsm.test_term_store import assert_same_language
+from tests.fsm.test_term_store import assert_same_language, json_values
 
 
 def stored_strings() -> tuple[TermStore, StringTerms[int]]:
@@ -128,14 +128,6 @@ def test_the_object_instances_are_the_module_names() -> None:
 
 # ------------------------------------------------ values, objects and arrays
 
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text('aé"\\', max_size=3),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
 
 LAYOUTS = [
     {},
