@@ -37,6 +37,7 @@ COMPILED = (
     "witness",
     "counted",
     "satisfiable",
+    "satisfiable_store",
     "lexeme_cache",
     "regex",
     "regex_syntax",

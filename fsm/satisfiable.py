@@ -36,8 +36,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from mypy_extensions import mypyc_attr
-
 from fsm.terms import (
     EMPTY,
     EPS,
@@ -96,7 +94,6 @@ def empty_reason(cycle_keys: list[Hashable]) -> str:
     return f"a recursion {where}has no finite instance (no branch ends it)"
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class ProductiveAnalysis:
     """One analysis: memoised verdicts, the stack of thunks being evaluated. The
     fixpoint over thunks is here; what a term is made of, a subclass tells
