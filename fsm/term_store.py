@@ -603,7 +603,7 @@ class TermStore:
         if kind == KIND_THUNK:
             return self._first_of_thunk(term, thunks, left)
         if kind == KIND_CHECKED:
-            return _mask_of(self.checkers[first].alphabet)
+            return objects.byte_mask(self.checkers[first].alphabet)
         return _ALL_BYTES  # a complement
 
     def _first_of_members(self, term: int, thunks: set[int], left: list[int]) -> int:
@@ -798,14 +798,6 @@ class _Loader:
             return self.store.lexeme_except(self.load(term.within), term.apart)
         bound = EMPTY if term.bound is None else self.load(term.bound)
         return self.store.known_lexeme(self.load(term.item), bound)
-
-
-def _mask_of(data: bytes) -> int:
-    """The 256-bit mask of the bytes in ``data``."""
-    mask = 0
-    for byte in data:
-        mask |= 1 << byte
-    return mask
 
 
 def _both(first: int, second: int) -> int:

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 
 from fsm.json_schema.numbers import NumberChecker
 from fsm.term_builder import OBJECT_TERMS, TermBuilder
-from fsm.terms import Term
+from fsm.terms import Term, byte_mask
 from fsm.unicode import (
     MAX_CODE_POINT,
     chars_to_ranges,
@@ -67,8 +67,8 @@ class JsonText(Generic[T]):
         # zeros forever. A canonical exponent: no leading zero except Python's two-digit
         # form (``1e-05``), and never zero (``1e0`` is written ``1.0``).
         exponent = b.cat(
-            b.byte_set(1 << ord("e") | 1 << ord("E")),
-            b.opt(b.byte_set(1 << ord("+") | 1 << ord("-"))),
+            b.byte_set(byte_mask(b"eE")),
+            b.opt(b.byte_set(byte_mask(b"+-"))),
             b.alt(b.cat(zero, nonzero), b.cat(nonzero, b.star(digit))),
         )
         self.number = b.cat(self.integer_literal, b.opt(fraction), b.opt(exponent))
@@ -198,12 +198,8 @@ class JsonText(Generic[T]):
         if any(ord(c) >= 0x80 for c in excluded):
             return json_string_encodings(b, complement_ranges(chars_to_ranges(excluded)))
         codes = {ord(c) for c in excluded}
-        plain = 0
-        for byte in _ASCII_PLAIN:
-            if byte not in codes:
-                plain |= 1 << byte
         return b.alt(
-            b.byte_set(plain),
+            b.byte_set(byte_mask(byte for byte in _ASCII_PLAIN if byte not in codes)),
             self._non_ascii,
             *(escape for code, escape in self._escapes.items() if code not in codes),
         )
