@@ -20,7 +20,9 @@ from typing import Generic, TypeVar
 
 from fsm import terms as objects
 from fsm.decompose import first_bytes_over
-from fsm.term_store import EMPTY, EPS, StoredThunk, TermStore
+from fsm.satisfiable import empty_because
+from fsm.satisfiable_store import empty_because_in
+from fsm.term_store import EMPTY, EPS, KIND_ALT, StoredThunk, TermStore
 
 T = TypeVar("T")
 
@@ -128,6 +130,19 @@ class TermBuilder(Generic[T]):
         structure without a derivative (``fsm.decompose.first_bytes_over``)."""
         raise NotImplementedError
 
+    def union_members(self, term: T) -> list[T] | None:
+        """The members of a union (the normal form's), or None when ``term`` is none."""
+        raise NotImplementedError
+
+    def needs_liveness_check(self, term: T) -> bool:
+        """Whether ``term`` may be empty though it is not ``empty``: it holds an
+        intersection or a complement (a thunk's body is not looked into)."""
+        raise NotImplementedError
+
+    def empty_because(self, term: T) -> str | None:
+        """Why ``term`` provably matches no text, or None (``fsm.satisfiable``)."""
+        raise NotImplementedError
+
 
 class ObjectTerms(TermBuilder[objects.Term]):
     """``TermBuilder`` over ``fsm.terms`` objects: its functions, as methods."""
@@ -219,6 +234,15 @@ class ObjectTerms(TermBuilder[objects.Term]):
 
     def first_bytes_over(self, term: objects.Term) -> int:
         return first_bytes_over(term)
+
+    def union_members(self, term: objects.Term) -> list[objects.Term] | None:
+        return list(term.items) if isinstance(term, objects.Alt) else None
+
+    def needs_liveness_check(self, term: objects.Term) -> bool:
+        return term.needs_liveness_check
+
+    def empty_because(self, term: objects.Term) -> str | None:
+        return empty_because(term)
 
 
 OBJECT_TERMS = ObjectTerms()
@@ -327,3 +351,13 @@ class StoredTerms(TermBuilder[int]):
 
     def first_bytes_over(self, term: int) -> int:
         return self.store.first_bytes_over(term)
+
+    def union_members(self, term: int) -> list[int] | None:
+        store = self.store
+        return store.members(term) if store.kinds[term] == KIND_ALT else None
+
+    def needs_liveness_check(self, term: int) -> bool:
+        return self.store.needs_liveness_check(term)
+
+    def empty_because(self, term: int) -> str | None:
+        return empty_because_in(self.store, term)

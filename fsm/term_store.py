@@ -122,6 +122,7 @@ class TermStore:
         self._derivatives: dict[int, int] = {}
         self._partitions: dict[int, np.ndarray] = {}
         self._representatives: dict[int, bytes] = {}
+        self._liveness: dict[int, bool] = {}
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -423,6 +424,29 @@ class TermStore:
             return flag == YES
         found = self._nullable_of(term)
         self.nullable_flags[term] = YES if found else NO
+        return found
+
+    def needs_liveness_check(self, term: int) -> bool:
+        """Whether ``term`` holds an intersection or a complement outside every thunk's
+        body: its emptiness then cannot be read off its row (``EMPTY``), and a search
+        must tell (``fsm.terms.Term.needs_liveness_check``, asked of rows)."""
+        known = self._liveness.get(term)
+        if known is not None:
+            return known
+        kind = self.kinds[term]
+        if kind == KIND_AND or kind == KIND_NOT:
+            found = True
+        elif kind == KIND_CAT:
+            found = self.needs_liveness_check(self.first[term]) or self.needs_liveness_check(
+                self.second[term]
+            )
+        elif kind == KIND_ALT:
+            found = any(self.needs_liveness_check(member) for member in self.members(term))
+        elif kind == KIND_REPEAT or kind == KIND_LEXEME or kind == KIND_EXCEPT:
+            found = self.needs_liveness_check(self.first[term])
+        else:
+            found = False
+        self._liveness[term] = found
         return found
 
     def _nullable_of(self, term: int) -> bool:

@@ -13,9 +13,10 @@ from fsm import native as _native
 # the parent package is initialised by now; importing it here would be a cycle
 _native.activate_subpackage(sys.modules["fsm"].__path__, __path__, "json_schema")
 
-from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, matches, ordered_keys
+from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, ordered_keys
+from fsm.json_schema.strings import OBJECT_STRINGS
 from fsm.json_schema.types import type_schema
-from fsm.terms import Term
+from fsm.terms import Term, matches
 
 DEFAULT_WHITESPACE_MAX = 8
 """Whitespace bytes allowed at each place JSON allows whitespace, by default."""
@@ -45,6 +46,7 @@ def schema_term(
     """
     compiler = SchemaCompiler(
         schema,
+        strings=OBJECT_STRINGS,
         whitespace_max=whitespace_max,
         strict=strict,
         key_order=key_order,

@@ -15,11 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from decimal import ROUND_CEILING, Decimal
 from itertools import product
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 from fsm.errors import InvalidSpec, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.arrays import ArrayShape, array_term
@@ -31,22 +31,7 @@ from fsm.json_schema.conditions import (
     kinds_met,
     says_of_objects,
 )
-from fsm.json_schema.json_text import (
-    ANY_STRING,
-    BOOLEAN,
-    INTEGER_LITERAL,
-    INTEGRAL_NUMBER,
-    JSON_CHAR,
-    NULL,
-    NUMBER,
-    any_array,
-    any_object,
-    any_value,
-    encode_string,
-    member,
-    string_except,
-    string_of,
-)
+from fsm.json_schema.json_text import JsonText, encode_string
 from fsm.json_schema.key_rules import (
     KeyRule,
     dependencies_as_required,
@@ -73,22 +58,11 @@ from fsm.json_schema.node_facts import (
 from fsm.json_schema.numbers import EXACT, NumberChecker
 from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.json_schema.refs import RefResolver, draft_of, escape_token
-from fsm.json_schema.strings import count, pattern_content, string_term
-from fsm.json_schema.values import is_word, json_equal, value_term, values_except
-from fsm.satisfiable import empty_because
-from fsm.terms import (
-    EMPTY,
-    Term,
-    alt,
-    checked,
-    complement,
-    first_bytes,
-    intersect,
-    lexeme,
-    matches,
-    star,
-    thunk,
-)
+from fsm.json_schema.strings import StringTerms, count
+from fsm.json_schema.values import is_word, json_equal, value_in, values_except_in
+from fsm.term_builder import TermBuilder
+
+T = TypeVar("T")
 
 KEY_ORDERS = ("any", "schema")
 """Object key orders a schema compiles to: any order, or the order of ``properties``."""
@@ -111,13 +85,16 @@ def _number(value: object) -> Decimal | None:
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
-class SchemaCompiler:
-    """Compiles the nodes of one root schema to terms, each once."""
+class SchemaCompiler(Generic[T]):
+    """Compiles the nodes of one root schema to terms, each once, built by the builder
+    of ``strings`` (``fsm.term_builder``): object terms (``OBJECT_STRINGS``) or a
+    store's rows (``strings_in(StoredTerms(store))``), by the same code."""
 
     def __init__(
         self,
         schema: object,
         *,
+        strings: StringTerms[T],
         whitespace_max: int,
         strict: bool,
         key_order: str = "any",
@@ -147,19 +124,22 @@ class SchemaCompiler:
         # Equal thunk keys mean equal terms, so the uid names the schema with its keys in
         # their own order: with key_order="schema" that order is part of what it means.
         self.uid = hashlib.sha256((options + schema_text).encode()).hexdigest()[:24]
-        self.any = any_value(whitespace_max)
+        self.strings = strings
+        self.pieces: JsonText[T] = strings.pieces
+        self.terms: TermBuilder[T] = strings.terms
+        self.any = self.pieces.any_value(whitespace_max)
         self._ignored = ignored_by_draft(self.draft)
-        self._terms: dict[tuple[str, bool], Term] = {}
+        self._terms: dict[tuple[str, bool], T] = {}
         self._allowed: dict[str, list | None] = {}  # _allowed_constants by pointer
         self._active: dict[tuple[str, bool], int] = {}
         self._guards = 0
 
     # ------------------------------------------------------------------ nodes
 
-    def root_term(self) -> Term:
+    def root_term(self) -> T:
         return self.term_at("")
 
-    def term_at(self, pointer: str, closed: bool | None = None) -> Term:
+    def term_at(self, pointer: str, closed: bool | None = None) -> T:
         """The term of the node at ``pointer`` (compiled once per mode).
 
         ``closed``: whether objects that declare properties and say nothing of other
@@ -172,7 +152,7 @@ class SchemaCompiler:
             return known
         if key in self._active:
             if self._guards > self._active[key]:
-                return thunk(("schema", self.uid, *key), lambda: self._terms[key])
+                return self.terms.thunk(("schema", self.uid, *key), lambda: self._terms[key])
             raise UnsupportedSchema("$ref", f"recursion at '#{pointer}' consumes no input")
         self._active[key] = self._guards
         try:
@@ -199,18 +179,18 @@ class SchemaCompiler:
             f"ignoring unsupported JSON schema keyword {keyword!r} {where}: {detail}", stacklevel=2
         )
 
-    def _node_term(self, node: object, pointer: str, closed: bool = False) -> Term:
+    def _node_term(self, node: object, pointer: str, closed: bool = False) -> T:
         if node is True:
             return self.any
         if node is False:
-            return EMPTY
+            return self.terms.empty
         if not isinstance(node, dict):
             raise InvalidSpec(f"the schema at '#{pointer}' is not an object or a boolean")
         if self._ignored.intersection(node):
             node = {k: v for k, v in node.items() if k not in self._ignored}
         for keyword in REFUSED.intersection(node):
             self._refuse(keyword, "", pointer)
-        parts: list[Term] = []
+        parts: list[T] = []
         if isinstance(node.get("$ref"), str) and self.draft <= 7:
             return self.term_at(self.refs.resolve(node["$ref"], pointer), closed)
         node, key_rules = fold_key_rules(dependencies_as_required(node))
@@ -233,9 +213,9 @@ class SchemaCompiler:
             return self._values_term(values, parts)
         if not parts:
             return self.any
-        return intersect(*parts)
+        return self.terms.intersect(*parts)
 
-    def _typed_by_parts(self, node: dict, parts: list[Term]) -> list[Term] | None:
+    def _typed_by_parts(self, node: dict, parts: list[T]) -> list[T] | None:
         """``parts`` with one of them narrowed to the node's types, when its ``type``
         names types only (none of their keywords) and that part's values, or the
         branches of it kept, all start with a byte of those types (a JSON value's first
@@ -254,55 +234,57 @@ class SchemaCompiler:
         undecided = FIRST_BYTES["number"] & ~allowed if "integer" in types else 0
         for position, part in enumerate(parts):
             try:
-                kept = within_first_bytes(part, allowed, undecided)
+                kept = within_first_bytes(self.terms, part, allowed, undecided)
             except KeyError:  # the part recurses into a node still being compiled
                 continue
             if kept is not None:
                 return [*parts[:position], kept, *parts[position + 1 :]]
         return None
 
-    def _values_term(self, values: list, parts: list[Term]) -> Term:
+    def _values_term(self, values: list, parts: list[T]) -> T:
         """The listed values that meet ``parts``: a string, boolean or null value has
         one writing, so it is checked now; other values are intersected. Values that
         are all such words make a lexeme (no writing of one extends another's), so
         "whitespace, then one of them" is walked as one shared lexeme."""
+        b = self.terms
         options = []
         words = True
         for value in values:
-            term = value_term(value, self.ws_max)
+            term = value_in(self.pieces, value, self.ws_max)
             if isinstance(value, (str, bool)) or value is None:
                 text = json.dumps(value, ensure_ascii=False).encode()
                 try:
-                    if all(matches(part, text) for part in parts):
+                    if all(b.matches(part, text) for part in parts):
                         options.append(term)
                     continue
                 except KeyError:  # a part recurses into a node still being compiled
                     pass
             words = False
-            options.append(intersect(term, *parts))
-        return lexeme(alt(*options)) if words else alt(*options)
+            options.append(b.intersect(term, *parts))
+        return b.lexeme(b.alt(*options)) if words else b.alt(*options)
 
-    def _applicator_parts(self, node: dict, pointer: str, closed: bool) -> list[Term]:
+    def _applicator_parts(self, node: dict, pointer: str, closed: bool) -> list[T]:
         """Terms of the in-place applicators; ``not`` and ``if`` are tests of the same
         instance, never generated, so they are always compiled open."""
-        parts: list[Term] = []
+        b = self.terms
+        parts: list[T] = []
         for i, _ in enumerate(node.get("allOf") or ()):
             parts.append(self.term_at(f"{pointer}/allOf/{i}", closed))
         if isinstance(node.get("anyOf"), list):
             branches = range(len(node["anyOf"]))
-            parts.append(alt(*(self.term_at(f"{pointer}/anyOf/{i}", closed) for i in branches)))
+            parts.append(b.alt(*(self.term_at(f"{pointer}/anyOf/{i}", closed) for i in branches)))
         if isinstance(node.get("oneOf"), list):
             parts.append(self._one_of(node["oneOf"], pointer, closed, only_objects(node)))
         if "not" in node:
-            parts.append(intersect(self.any, complement(self.term_at(f"{pointer}/not", False))))
+            parts.append(b.intersect(self.any, b.complement(self.term_at(f"{pointer}/not", False))))
         if "if" in node and ("then" in node or "else" in node):
             condition = self.term_at(f"{pointer}/if", False)
             then = self.term_at(f"{pointer}/then", closed) if "then" in node else self.any
             otherwise = self.term_at(f"{pointer}/else", closed) if "else" in node else self.any
-            parts.append(_conditional(condition, then, otherwise))
+            parts.append(_conditional(b, condition, then, otherwise))
         for name, dependent in self._dependent_schemas(node, pointer):
             has = self._node_term(_holding(name), f"{dependent}/@has")
-            parts.append(_conditional(has, self.term_at(dependent, closed), self.any))
+            parts.append(_conditional(b, has, self.term_at(dependent, closed), self.any))
         return parts
 
     def _dependent_schemas(self, node: dict, pointer: str) -> list[tuple[str, str]]:
@@ -351,42 +333,51 @@ class SchemaCompiler:
                 stack.append((self.refs.node_at(dependent), dependent))
         return frozenset(names) if declared else None
 
-    def _keys_within(self, names: frozenset[str], pointer: str) -> Term:
+    def _keys_within(self, names: frozenset[str], pointer: str) -> T:
         """Any value, but an object only with keys among ``names`` (each at most once)."""
         shape = ObjectShape(
             key=(self.uid, pointer, "closed"),
             named=tuple((name, self.any) for name in sorted(names)),
             ws_max=self.ws_max,
+            pieces=self.pieces,
         )
-        others = alt(NULL, BOOLEAN, NUMBER, ANY_STRING, any_array(self.ws_max))
-        return alt(others, object_term(shape))
+        pieces = self.pieces
+        return self.terms.alt(
+            pieces.null,
+            pieces.boolean,
+            pieces.number,
+            pieces.any_string,
+            pieces.any_array(self.ws_max),
+            object_term(shape),
+        )
 
     # ------------------------------------------------------------------ oneOf
 
-    def _one_of(self, branches: list, pointer: str, closed: bool, on_objects: bool) -> Term:
+    def _one_of(self, branches: list, pointer: str, closed: bool, on_objects: bool) -> T:
         """``oneOf`` as a union when no instance can meet two branches, else each branch
         less the others (an intersection with a complement: exact, but every state of
         it needs a liveness search). ``on_objects``: the node holding it admits only
         objects, so the branches need to be disjoint on objects only."""
         pointers = [f"{pointer}/oneOf/{i}" for i in range(len(branches))]
         terms = [self.term_at(at, closed) for at in pointers]
+        b = self.terms
         if len(terms) == 1:
             return terms[0]
         if self._pairwise_disjoint(terms, pointers, on_objects):
-            return alt(*terms)
+            return b.alt(*terms)
         objects = self._object_branches(pointers, closed)
         if objects is not None:
-            return alt(*objects)
-        return alt(
+            return b.alt(*objects)
+        return b.alt(
             *(
-                intersect(t, complement(alt(*(terms[:i] + terms[i + 1 :]))))
+                b.intersect(t, b.complement(b.alt(*(terms[:i] + terms[i + 1 :]))))
                 for i, t in enumerate(terms)
             )
         )
 
-    def _pairwise_disjoint(self, terms: list[Term], pointers: list[str], on_objects: bool) -> bool:
+    def _pairwise_disjoint(self, terms: list[T], pointers: list[str], on_objects: bool) -> bool:
         try:
-            masks = [first_bytes(t) for t in terms]
+            masks = [self.terms.first_bytes(t) for t in terms]
         except KeyError:  # a branch recurses into a node still being compiled
             return False
         for i in range(len(terms)):
@@ -397,7 +388,7 @@ class SchemaCompiler:
                     return False
         return True
 
-    def _object_branches(self, pointers: list[str], closed: bool) -> list[Term] | None:
+    def _object_branches(self, pointers: list[str], closed: bool) -> list[T] | None:
         """The branches as objects only, when each only constrains objects (so every
         non-object meets all of them, and fails ``oneOf``: there are two or more) and
         no object meets two of them (``_discriminated``); None otherwise. Exact: the
@@ -443,7 +434,7 @@ class SchemaCompiler:
         term = self.term_at(f"{at}/properties/{escape_token(name)}")
         try:
             return not any(
-                matches(term, json.dumps(v, ensure_ascii=False).encode()) for v in listed
+                self.terms.matches(term, json.dumps(v, ensure_ascii=False).encode()) for v in listed
             )
         except KeyError:  # the schema recurses into a node still being compiled
             return False
@@ -487,7 +478,7 @@ class SchemaCompiler:
         pointer: str,
         closed_names: frozenset[str] | None = None,
         key_rules: tuple[KeyRule, ...] = (),
-    ) -> Term | None:
+    ) -> T | None:
         """The union over the allowed types; None when every value is allowed."""
         declared = node.get("type")
         if declared is None or declared == "any":
@@ -503,7 +494,7 @@ class SchemaCompiler:
                 types = [t for t in TYPES if t != "integer"]
             if "number" in types:
                 types = [t for t in types if t != "integer"]
-        return alt(
+        return self.terms.alt(
             *(
                 self._type_term(t, node, pointer, closed_names, key_rules)
                 for t in dict.fromkeys(types)
@@ -517,33 +508,35 @@ class SchemaCompiler:
         pointer: str,
         closed_names: frozenset[str] | None,
         key_rules: tuple[KeyRule, ...],
-    ) -> Term:
+    ) -> T:
         if name == "null":
-            return NULL
+            return self.pieces.null
         if name == "boolean":
-            return BOOLEAN
+            return self.pieces.boolean
         if name in ("integer", "number"):
             return self._number_term(node, integer=name == "integer")
         if name == "string":
-            return string_term(node, lambda k, d: self._refuse(k, d, pointer))
+            return self.strings.string_term(node, lambda k, d: self._refuse(k, d, pointer))
         if name == "array":
             return self._array_term(node, pointer)
         return self._object_term(node, pointer, closed_names, key_rules)
 
-    def _number_term(self, node: dict, *, integer: bool) -> Term:
+    def _number_term(self, node: dict, *, integer: bool) -> T:
         low, low_excl = _lower_bound(node)
         high, high_excl = _upper_bound(node)
         step = _number(node.get("multipleOf"))
         if step is not None and step <= 0:
             step = None
         if _no_value_between(low, low_excl, high, high_excl, Decimal(1) if integer else None):
-            return EMPTY
+            return self.terms.empty
         if step is not None and _no_value_between(low, low_excl, high, high_excl, step):
-            return EMPTY
+            return self.terms.empty
         if low is None and high is None and step is None:
+            pieces = self.pieces
             if not integer:
-                return NUMBER
-            return INTEGER_LITERAL if self.draft <= 4 or self.plain_integers else INTEGRAL_NUMBER
+                return pieces.number
+            plain = self.draft <= 4 or self.plain_integers
+            return pieces.integer_literal if plain else pieces.integral_number
         checker = NumberChecker(
             minimum=low,
             exclusive_minimum=low_excl,
@@ -553,13 +546,13 @@ class SchemaCompiler:
             integer=integer,
             integer_syntax=integer and (self.draft <= 4 or self.plain_integers),
         )
-        return checked(checker)
+        return self.terms.checked(checker)
 
     # ------------------------------------------------------------------ arrays
 
-    def _array_term(self, node: dict, pointer: str) -> Term:
+    def _array_term(self, node: dict, pointer: str) -> T:
         if not any(k in node for k in KEYWORDS_OF_TYPE["array"]):
-            return any_array(self.ws_max)
+            return self.pieces.any_array(self.ws_max)
         with self._guarded():
             prefix, rest_pointer = self._item_pointers(node, pointer)
             prefix_terms = tuple(self.term_at(p) for p in prefix)
@@ -585,6 +578,7 @@ class SchemaCompiler:
             max_contains=max_contains,
             unique_values=unique,
             ws_max=self.ws_max,
+            pieces=self.pieces,
         )
         return array_term(shape)
 
@@ -599,8 +593,8 @@ class SchemaCompiler:
         return [], f"{pointer}/items" if "items" in node else None
 
     def _unique_values(
-        self, node: dict, pointer: str, prefix: list[str], rest: str | None, contains: Term | None
-    ) -> tuple[Term, ...] | None:
+        self, node: dict, pointer: str, prefix: list[str], rest: str | None, contains: T | None
+    ) -> tuple[T, ...] | None:
         values = self._finite_values(rest) if rest and not prefix and contains is None else None
         if values is None:
             self._refuse("uniqueItems", "items are not from a finite set of values", pointer)
@@ -609,7 +603,7 @@ class SchemaCompiler:
         for value in values:
             if not any(json_equal(value, seen) for seen in distinct):
                 distinct.append(value)
-        return tuple(value_term(v, self.ws_max) for v in distinct)
+        return tuple(value_in(self.pieces, v, self.ws_max) for v in distinct)
 
     def _finite_values(self, pointer: str) -> list | None:
         node, _ = self.resolved(pointer)
@@ -634,12 +628,13 @@ class SchemaCompiler:
         pointer: str,
         closed_names: frozenset[str] | None = None,
         key_rules: tuple[KeyRule, ...] = (),
-    ) -> Term:
+    ) -> T:
         """``closed_names``: when the node is closed, every key an object may have (its
         own properties and those its in-place subschemas declare); ``key_rules``: its
         applicators that only require keys (``fsm.json_schema.key_rules``)."""
+        b = self.terms
         if not key_rules and not any(k in node for k in KEYWORDS_OF_TYPE["object"]):
-            return any_object(self.ws_max)
+            return self.pieces.any_object(self.ws_max)
         props = node.get("properties")
         if not isinstance(props, dict):
             props = {}
@@ -670,10 +665,10 @@ class SchemaCompiler:
         named = []
         for key in named_keys:
             value = self._named_value(key, values.get(key), patterns, additional)
-            if names is not None and not matches(names, encode_string(key)):
-                value = EMPTY
-            if value is EMPTY and key in required:
-                return EMPTY
+            if names is not None and not b.matches(names, encode_string(key)):
+                value = b.empty
+            if b.is_empty(value) and key in required:
+                return b.empty
             named.append((key, value))
         shape = ObjectShape(
             key=(self.uid, pointer),
@@ -686,12 +681,13 @@ class SchemaCompiler:
             key_rules=key_rules,
             ws_max=self.ws_max,
             ordered=self.ordered_keys,
+            pieces=self.pieces,
         )
         return object_term(shape)
 
     def _merged_objects(
         self, node: dict, pointer: str, closed_names: frozenset[str] | None
-    ) -> Term | None:
+    ) -> T | None:
         """``allOf`` of plain object schemas (``properties``, ``required``,
         ``additionalProperties``, ``type``) as one object, or None; ``anyOf`` and
         disjoint ``oneOf`` among them as a union of such objects (the node distributed
@@ -718,7 +714,7 @@ class SchemaCompiler:
         alternatives = self._object_alternatives(node, pointer, only_objects(node), frozenset())
         if alternatives is None:
             return None
-        return alt(
+        return self.terms.alt(
             *(
                 self._merged_object(sources, f"{pointer}/allOf#{i}", closed_names)
                 for i, sources in enumerate(alternatives)
@@ -727,7 +723,7 @@ class SchemaCompiler:
 
     def _merged_object(
         self, sources: list[Source], key: str, closed_names: frozenset[str] | None
-    ) -> Term:
+    ) -> T:
         """The values that meet every plain object schema of ``sources``. A key only a
         condition names (``fsm.json_schema.conditions``) stays out of a closed object;
         counts of members, dependent keys and key names apply as each source says."""
@@ -755,12 +751,13 @@ class SchemaCompiler:
                 for source in sources
                 if "propertyNames" in source.node
             ]
-            names = intersect(*name_terms) if name_terms else None
+            names = self.terms.intersect(*name_terms) if name_terms else None
             named = [
                 (name, self._merged_key_value(name, sources, closed_names, names))
                 for name in named_keys
             ]
-        other = intersect(*additional) if additional else self.any
+        b = self.terms
+        other = b.intersect(*additional) if additional else self.any
         maxima = [count(s.node.get("maxProperties"), None) for s in sources]
         shape = ObjectShape(
             key=(self.uid, key),
@@ -771,31 +768,46 @@ class SchemaCompiler:
             max_properties=min((m for m in maxima if m is not None), default=None),
             dependent_required=tuple((k, frozenset(deps)) for k, deps in dependent),
             ws_max=self.ws_max,
+            pieces=self.pieces,
         )
-        forbidden = any(value is EMPTY and name in required for name, value in named)
-        objects = EMPTY if forbidden else object_term(shape)
+        forbidden = any(b.is_empty(value) and name in required for name, value in named)
+        objects = b.empty if forbidden else object_term(shape)
         kinds = kinds_met(sources)
         others = [
             self._type_term(name, {}, key, None, ())
             for name in ("null", "boolean", "integer", "number", "string", "array")
             if KINDS_OF_TYPE[name] <= kinds and not (name == "integer" and "fraction" in kinds)
         ]
-        return alt(*others, *([objects] if "object" in kinds else []))
+        return b.alt(*others, *([objects] if "object" in kinds else []))
 
     def _merged_key_value(
         self,
         name: str,
         sources: list[Source],
         closed_names: frozenset[str] | None,
-        names: Term | None,
-    ) -> Term:
-        """The value of key ``name`` in the merged object: ``EMPTY`` where the object is
+        names: T | None,
+    ) -> T:
+        """The value of key ``name`` in the merged object: ``empty`` where the object is
         closed to it, its name is refused, or no value meets every source."""
+        b = self.terms
         if closed_names is not None and name not in closed_names:
-            return EMPTY
-        if names is not None and not matches(names, encode_string(name)):
-            return EMPTY
-        return _unless_empty(self._merged_value(name, sources))
+            return b.empty
+        if names is not None and not b.matches(names, encode_string(name)):
+            return b.empty
+        return self._unless_empty(self._merged_value(name, sources))
+
+    def _unless_empty(self, value: T) -> T:
+        """``value``, or ``empty`` when it is an intersection that provably matches
+        nothing (``fsm.satisfiable``): an object must not offer a key no value of which
+        it takes, and the liveness of the states inside the object never looks into its
+        values."""
+        b = self.terms
+        if not b.needs_liveness_check(value):
+            return value
+        try:
+            return b.empty if b.empty_because(value) is not None else value
+        except KeyError:  # the value recurses into a node still being compiled
+            return value
 
     def _object_alternatives(
         self, node: object, pointer: str, on_objects: bool, within: frozenset[str]
@@ -994,14 +1006,15 @@ class SchemaCompiler:
         left = [v for v in listed if not any(json_equal(v, r) for r in refused_values)]
         return listed, left, negations
 
-    def _merged_value(self, key: str, sources: list[Source]) -> Term:
+    def _merged_value(self, key: str, sources: list[Source]) -> T:
         """What every plain object schema of ``sources`` allows as the value of ``key``:
         its property's schema (refused, where the source negates the key), else its
         ``additionalProperties``, else anything."""
+        b = self.terms
         values = []
         refused = self._refused_words(key, sources)
         if refused is not None:
-            values.append(values_except(refused, self.ws_max))
+            values.append(values_except_in(self.pieces, refused, self.ws_max))
         for source in sources:
             properties = source.node.get("properties") or {}
             if key in properties:
@@ -1009,15 +1022,15 @@ class SchemaCompiler:
                 at = f"{source.pointer}/properties/{escape_token(key)}"
                 if source.negated == key:
                     if refused is None:
-                        values.append(intersect(self.any, complement(self.term_at(at))))
+                        values.append(b.intersect(self.any, b.complement(self.term_at(at))))
                 elif isinstance(schema, bool):
-                    values.append(self.any if schema else EMPTY)
+                    values.append(self.any if schema else b.empty)
                 else:
                     values.append(self.term_at(at))
             elif "additionalProperties" in source.node:
                 values.append(self.term_at(f"{source.pointer}/additionalProperties"))
-        values = [value for value in values if value is not self.any]
-        return intersect(*values) if values else self.any
+        values = [value for value in values if value != self.any]
+        return b.intersect(*values) if values else self.any
 
     def _allowed_constants(self, source: Source, key: str) -> list | None:
         """The values the schema of ``key`` in ``source`` allows, when it lists them:
@@ -1030,7 +1043,9 @@ class SchemaCompiler:
             term = self.term_at(at)
             try:
                 listed = [
-                    v for v in listed if matches(term, json.dumps(v, ensure_ascii=False).encode())
+                    v
+                    for v in listed
+                    if self.terms.matches(term, json.dumps(v, ensure_ascii=False).encode())
                 ]
             except KeyError:  # the schema recurses into a node still being compiled
                 return None  # (asked again later, when it may be)
@@ -1068,11 +1083,11 @@ class SchemaCompiler:
                     found.append((name, [d for d in deps if isinstance(d, str)]))
         return found
 
-    def _pattern_terms(self, node: dict, pointer: str) -> list[tuple[Term, Term]]:
+    def _pattern_terms(self, node: dict, pointer: str) -> list[tuple[T, T]]:
         found = []
         for pattern in node.get("patternProperties") or {}:
             try:
-                content = pattern_content(pattern)
+                content = self.strings.pattern_content(pattern)
             except UnsupportedRegex as error:
                 self._refuse("patternProperties", str(error), pointer)
                 continue
@@ -1082,61 +1097,67 @@ class SchemaCompiler:
         return found
 
     def _named_value(
-        self, key: str, declared: Term | None, patterns: list[tuple[Term, Term]], additional: Term
-    ) -> Term:
+        self, key: str, declared: T | None, patterns: list[tuple[T, T]], additional: T
+    ) -> T:
+        b = self.terms
         content = encode_string(key)[1:-1]
-        matching = [value for pattern, value in patterns if matches(pattern, content)]
+        matching = [value for pattern, value in patterns if b.matches(pattern, content)]
         if declared is None and not matching:
             declared = additional
-        return intersect(*([declared] if declared is not None else []), *matching)
+        return b.intersect(*([declared] if declared is not None else []), *matching)
 
     def _other_keys(
         self,
         closed_names: frozenset[str] | None,
         named: list[str],
-        patterns: list[tuple[Term, Term]],
-        additional: Term,
-        names: Term | None,
-    ) -> Term:
+        patterns: list[tuple[T, T]],
+        additional: T,
+        names: T | None,
+    ) -> T:
         """The member term of keys not in ``named``: none when the object is closed
         (``closed_names``), else ``_other_member``."""
         if closed_names is not None:
-            return EMPTY
+            return self.terms.empty
         return self._other_member(named, patterns, additional, names)
 
     def _other_member(
         self,
         named: list[str],
-        patterns: list[tuple[Term, Term]],
-        additional: Term,
-        names: Term | None,
-    ) -> Term:
-        key = string_except(named)
+        patterns: list[tuple[T, T]],
+        additional: T,
+        names: T | None,
+    ) -> T:
+        b = self.terms
+        pieces = self.pieces
+        key = pieces.string_except(named)
         if names is not None:
-            key = intersect(key, names)
+            key = b.intersect(key, names)
         if not patterns:
-            return EMPTY if additional is EMPTY else member(key, additional, self.ws_max)
+            if b.is_empty(additional):
+                return b.empty
+            return pieces.member(key, additional, self.ws_max)
 
         # both ways of each test that bounds a value: the keys, the value they require,
         # and what the way says of the patterns the key matches (``contradictory``)
-        tests: list[tuple[KeyWay, KeyWay]] = []
+        tests: list[tuple[KeyWay[T], KeyWay[T]]] = []
         for content, value in patterns:
             if value != self.any:
-                inside = (string_of(content), value, KeySide(matched=(content,)))
-                tests.append((inside, (_outside(content), self.any, KeySide(unmatched=(content,)))))
+                inside = (pieces.string_of(content), value, KeySide(matched=(content,)))
+                outside = (self._outside(content), self.any, KeySide(unmatched=(content,)))
+                tests.append((inside, outside))
         if additional != self.any:
             contents = tuple(content for content, _ in patterns)
-            some = alt(*contents)
-            inside = (string_of(some), self.any, KeySide(one_of=contents))
-            tests.append((inside, (_outside(some), additional, KeySide(unmatched=contents))))
+            some = b.alt(*contents)
+            inside = (pieces.string_of(some), self.any, KeySide(one_of=contents))
+            tests.append((inside, (self._outside(some), additional, KeySide(unmatched=contents))))
         if len(tests) > MAX_KEY_TESTS:
-            parts = [member(key, self.any, self.ws_max)]
+            parts = [pieces.member(key, self.any, self.ws_max)]
             parts.extend(
-                alt(*(member(keys, value, self.ws_max) for keys, value, _ in test))
+                b.alt(*(pieces.member(keys, value, self.ws_max) for keys, value, _ in test))
                 for test in tests
             )
-            return intersect(*parts)
-        return alt(
+            return b.intersect(*parts)
+        return b.alt(
             *(
                 self._key_case(key, ways)
                 for ways in product(*tests)
@@ -1144,24 +1165,35 @@ class SchemaCompiler:
             )
         )
 
-    def _key_case(self, key: Term, ways: tuple[KeyWay, ...]) -> Term:
+    def _key_case(self, key: T, ways: tuple[KeyWay[T], ...]) -> T:
         """The members whose key is ``key`` and takes each test the way chosen: the keys
         met (one lexeme, ``fsm.terms.intersect``), their values met, ``any`` left out."""
+        b = self.terms
         values = [value for _, value, _ in ways if value != self.any]
-        value = intersect(*values) if values else self.any
-        return member(intersect(key, *(keys for keys, _, _ in ways)), value, self.ws_max)
+        value = b.intersect(*values) if values else self.any
+        keys = b.intersect(key, *(keys for keys, _, _ in ways))
+        return self.pieces.member(keys, value, self.ws_max)
+
+    def _outside(self, content: T) -> T:
+        """The JSON strings whose content ``content`` does not match (a key no pattern
+        matches)."""
+        b = self.terms
+        return self.pieces.string_of(
+            b.intersect(b.star(self.pieces.json_char), b.complement(content))
+        )
 
 
 class KeySide(NamedTuple):
     """What one way of a key test says of the key: it matches each pattern of
-    ``matched``, at least one of ``one_of`` (when given), none of ``unmatched``."""
+    ``matched``, at least one of ``one_of`` (when given), none of ``unmatched`` (the
+    patterns' terms, of whichever kind the compile builds)."""
 
-    matched: tuple[Term, ...] = ()
-    one_of: tuple[Term, ...] = ()
-    unmatched: tuple[Term, ...] = ()
+    matched: tuple[Hashable, ...] = ()
+    one_of: tuple[Hashable, ...] = ()
+    unmatched: tuple[Hashable, ...] = ()
 
 
-KeyWay = tuple[Term, Term, KeySide]
+KeyWay = tuple[T, T, KeySide]
 """One way of a key test: the keys it takes, the value they require, what it says of
 the patterns the key matches."""
 
@@ -1193,28 +1225,16 @@ def _unless_requiring(name: str, sources: list[Source], negations: list[Source])
     return [source for source in negations if source is not keep]
 
 
-def _conditional(condition: Term, then: Term, otherwise: Term) -> Term:
+def _conditional(b: TermBuilder[T], condition: T, then: T, otherwise: T) -> T:
     """``then`` where ``condition`` holds, ``otherwise`` where it fails: ``if``/``then``/
     ``else`` and a dependent schema compiled as written (a complement)."""
-    return alt(intersect(condition, then), intersect(otherwise, complement(condition)))
+    return b.alt(b.intersect(condition, then), b.intersect(otherwise, b.complement(condition)))
 
 
 def _holding(name: str) -> dict:
     """The schema of an object holding key ``name``: where a dependent schema applies
     (``{"required": [name]}`` alone would also hold for every value not an object)."""
     return {"type": "object", "required": [name]}
-
-
-def _unless_empty(value: Term) -> Term:
-    """``value``, or ``EMPTY`` when it is an intersection that provably matches nothing
-    (``fsm.satisfiable``): an object must not offer a key no value of which it takes,
-    and the liveness of the states inside the object never looks into its values."""
-    if not value.needs_liveness_check:
-        return value
-    try:
-        return EMPTY if empty_because(value) is not None else value
-    except KeyError:  # the value recurses into a node still being compiled
-        return value
 
 
 def _no_value_between(
@@ -1274,10 +1294,3 @@ def _declares_keys(node: dict) -> bool:
     properties (or composes them with ``allOf``) and says nothing of other keys."""
     declares = isinstance(node.get("properties"), dict) or isinstance(node.get("allOf"), list)
     return declares and not any(k in node for k in _EXTRA_KEY_KEYWORDS)
-
-
-def _outside(content: Term) -> Term:
-    """The JSON strings whose content ``content`` does not match (a key no pattern
-    matches). A function of the module: nested in the method, it and its compiled
-    environment held each other, a cycle left to the cyclic collector."""
-    return string_of(intersect(star(JSON_CHAR), complement(content)))

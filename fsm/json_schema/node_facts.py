@@ -9,8 +9,12 @@ documents costs a liveness search at every state of the walk; these rewrites are
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from fsm.json_schema.keywords import APPLICATORS, KEYWORDS_OF_TYPE, OBJECT_KEYWORDS, REFUSED
-from fsm.terms import Alt, Term, alt, first_bytes
+from fsm.term_builder import TermBuilder
+
+T = TypeVar("T")
 
 ASSERTING = (
     frozenset().union(*KEYWORDS_OF_TYPE.values())
@@ -117,19 +121,20 @@ def plain_object(node: dict) -> bool:
     return isinstance(node.get("additionalProperties", True), (bool, dict))
 
 
-def within_first_bytes(term: Term, allowed: int, undecided: int) -> Term | None:
+def within_first_bytes(terms: TermBuilder[T], term: T, allowed: int, undecided: int) -> T | None:
     """``term``'s values that start with an ``allowed`` byte, when that is ``term``
     itself or the branches of a union whose values all do (the others, none of whose
     values starts with an allowed or ``undecided`` byte, dropped); None otherwise."""
-    if first_bytes(term) & ~allowed == 0:
+    if terms.first_bytes(term) & ~allowed == 0:
         return term
-    if not isinstance(term, Alt):
+    members = terms.union_members(term)
+    if members is None:
         return None
     kept = []
-    for item in term.items:
-        starts = first_bytes(item)
+    for item in members:
+        starts = terms.first_bytes(item)
         if starts & ~allowed == 0:
             kept.append(item)
         elif starts & (allowed | undecided):
             return None
-    return alt(*kept)
+    return terms.alt(*kept)

@@ -15,6 +15,7 @@ from fsm.errors import UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema.formats import OBJECT_FORMATS, FormatTerms
 from fsm.json_schema.json_text import JsonText
 from fsm.regex import json_string_encoding, search_in
+from fsm.term_builder import TermBuilder
 from fsm.terms import Term
 
 T = TypeVar("T")
@@ -77,6 +78,12 @@ class StringTerms(Generic[T]):
             if content is not None:
                 parts.append(content)
         return self.pieces.string_of(b.intersect(*parts)) if parts else self.pieces.any_string
+
+
+def strings_in(terms: TermBuilder[T]) -> StringTerms[T]:
+    """String terms, formats and JSON pieces all built by ``terms`` (a store's compile
+    makes its own; object terms share ``OBJECT_STRINGS``)."""
+    return StringTerms(FormatTerms(JsonText(terms)))
 
 
 OBJECT_STRINGS: StringTerms[Term] = StringTerms(OBJECT_FORMATS)

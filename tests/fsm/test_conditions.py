@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsm.json_schema import schema_term
-from fsm.json_schema.compile import SchemaCompiler, matches
+from fsm.json_schema.compile import SchemaCompiler
 from fsm.json_schema.conditions import Source, condition_alternatives
-from fsm.terms import EMPTY
+from fsm.json_schema.strings import OBJECT_STRINGS
+from fsm.terms import EMPTY, matches
 from tests.fsm.schema_checks import (
     assert_live_exactly_when_completable,
     assert_verdicts_match_jsonschema,
@@ -152,7 +153,7 @@ def test_an_object_state_is_live_exactly_when_it_can_be_completed(
 
 
 def _alternatives(schema: dict) -> list[list[Source]] | None:
-    compiler = SchemaCompiler(schema, whitespace_max=0, strict=True)
+    compiler = SchemaCompiler(schema, strings=OBJECT_STRINGS, whitespace_max=0, strict=True)
     return compiler._object_alternatives(schema, "", True, frozenset())
 
 
@@ -222,7 +223,9 @@ def test_a_key_only_a_condition_names_stays_out_of_a_closed_object() -> None:
         "if": {"properties": {"kind": {"const": "x"}}},
         "then": {"required": ["b"]},
     }
-    closed = SchemaCompiler(schema, whitespace_max=0, strict=True, extra_keys=False).root_term()
+    closed = SchemaCompiler(
+        schema, strings=OBJECT_STRINGS, whitespace_max=0, strict=True, extra_keys=False
+    ).root_term()
     assert matches(closed, b'{"a":1,"b":2}')
     assert not matches(closed, b'{"a":1}')
     assert not matches(closed, b'{"kind":"y","a":1}')

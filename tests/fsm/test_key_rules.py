@@ -10,9 +10,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fsm.json_schema import schema_term
-from fsm.json_schema.compile import matches
 from fsm.json_schema.key_rules import KeyRule, completable, fold_key_rules
-from fsm.terms import EMPTY
+from fsm.terms import EMPTY, matches
 from tests.fsm.schema_checks import (
     assert_live_exactly_when_completable,
     assert_verdicts_match_jsonschema,

@@ -72,8 +72,12 @@ leaves = st.one_of(
 )
 
 
-def extend(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
+def extend(inner: st.SearchStrategy[Expr], thunks: bool = True) -> st.SearchStrategy[Expr]:
     pairs = st.tuples(inner, inner)
+    deferred = [
+        inner.map(lambda e: ("thunk", e)),
+        inner.map(lambda e: ("keyed", e)),
+    ]
     return st.one_of(
         pairs.map(lambda p: ("cat", *p)),
         pairs.map(lambda p: ("alt", *p)),
@@ -86,12 +90,13 @@ def extend(inner: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
             lambda p: ("rep", p[0], p[1], p[1] + p[2])
         ),
         inner.map(lambda e: ("lexeme", e)),
-        inner.map(lambda e: ("thunk", e)),
-        inner.map(lambda e: ("keyed", e)),
+        *(deferred if thunks else []),
     )
 
 
 exprs = st.recursive(leaves, extend, max_leaves=6)
+regular_exprs = st.recursive(leaves, lambda inner: extend(inner, thunks=False), max_leaves=6)
+"""Programs without thunks: every question about them can be settled by a search."""
 
 
 class KeyedBodies:
@@ -185,6 +190,64 @@ def test_first_bytes_read_from_the_structure_agree(expr: Expr) -> None:
     assert OBJECT_TERMS.first_bytes(term) & ~object_over == 0
     if "and" not in repr(expr):  # the objects factor intersections the store keeps whole
         assert over == object_over
+
+
+ALPHABET = (0, ord("$"), 96, 97, 98, 99, 100)
+"""Every byte a program's leaves tell apart, and one that none names (byte 0 stands
+for all such bytes)."""
+
+
+def language_is_empty(b: TermBuilder[T], term: T) -> bool:
+    """Whether no string reaches a nullable derivative of ``term`` (a full search)."""
+    seen = {term}
+    todo = [term]
+    while todo:
+        state = todo.pop()
+        if b.nullable(state):
+            return False
+        for byte in ALPHABET:
+            after = b.derivative(state, byte)
+            if not b.is_empty(after) and after not in seen:
+                seen.add(after)
+                todo.append(after)
+        assert len(seen) <= 5000, "the search does not end"
+    return True
+
+
+@settings(max_examples=200, deadline=None)
+@given(regular_exprs)
+@pytest.mark.parametrize("kind", ["objects", "store"])
+def test_the_compile_s_emptiness_questions_hold_both_ways(kind: str, expr: Expr) -> None:
+    """What a schema compile asks before it drops a value (``needs_liveness_check``,
+    ``empty_because``) or narrows a union (``union_members``) holds of the language:
+    a term that needs no liveness check is empty exactly when it is ``empty``, a
+    reason is given only for an empty language, and a union is its members."""
+    b: TermBuilder = OBJECT_TERMS if kind == "objects" else StoredTerms(TermStore())
+    term = build(b, expr)
+    empty = language_is_empty(b, term)
+    if not b.needs_liveness_check(term):
+        assert b.is_empty(term) == empty
+    if b.empty_because(term) is not None:
+        assert empty
+    members = b.union_members(term)
+    if members is not None:
+        assert len(members) >= 2
+        assert b.alt(*members) == term
+        assert all(b.union_members(member) is None for member in members)
+
+
+def assert_members_and_liveness(b: TermBuilder[T]) -> None:
+    first, second = b.literal(b"ab"), b.star(b.literal(b"c"))
+    union = b.alt(first, second)
+    assert sorted(map(repr, b.union_members(union) or [])) == sorted([repr(first), repr(second)])
+    assert b.union_members(first) is None
+    assert b.needs_liveness_check(b.cat(b.literal(b"x"), b.intersect(first, second)))
+    assert not b.needs_liveness_check(b.cat(b.literal(b"x"), union))
+
+
+def test_a_union_s_members_are_given_and_others_have_none() -> None:
+    assert_members_and_liveness(OBJECT_TERMS)
+    assert_members_and_liveness(StoredTerms(TermStore()))
 
 
 # --------------------------------------------------------------------- stored thunks
