@@ -165,13 +165,13 @@ class ObjectTerms(TermBuilder[objects.Term]):
         return objects.literal(data)
 
     def cat(self, *parts: objects.Term) -> objects.Term:
-        return objects.cat(*parts)
+        return objects.cat_of(parts)
 
     def alt(self, *parts: objects.Term) -> objects.Term:
-        return objects.alt(*parts)
+        return objects.alt_of(parts)
 
     def intersect(self, *parts: objects.Term) -> objects.Term:
-        return objects.intersect(*parts)
+        return objects.intersect_of(parts)
 
     def complement(self, term: objects.Term) -> objects.Term:
         return objects.complement(term)

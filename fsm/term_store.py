@@ -32,6 +32,7 @@ of a regular term finitely many):
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from itertools import product
 from typing import Final, TypeVar
 
 import numpy as np
@@ -229,10 +230,11 @@ class TermStore:
             distinct.add(self.byte_set(mask))
         return self._run(KIND_ALT, distinct)
 
-    def intersect(self, members: list[int]) -> int:
+    def intersect(self, members: list[int], factor: bool = True) -> int:
         """The intersection of ``members``: flattened, every string (``~EMPTY``) dropped,
         byte sets met, a member and its complement found empty, ``EPS`` met as the
-        members' common nullability; members in ascending id order."""
+        members' common nullability; members in ascending id order. With ``factor``,
+        heads that are prefix-free together are factored out (``_factored``)."""
         mask = -1
         distinct: set[int] = set()
         for member in members:
@@ -256,7 +258,112 @@ class TermStore:
                 return EMPTY
         if EPS in distinct:
             return EPS if all(self.nullable(part) for part in distinct) else EMPTY
-        return self._run(KIND_AND, distinct)
+        factored = self._factored(distinct) if factor and len(distinct) > 1 else None
+        return self._run(KIND_AND, distinct) if factored is None else factored
+
+    # ------------------------------------------------------------------ factoring
+
+    def _factored(self, members: set[int]) -> int | None:
+        """The intersection of ``members`` with its heads factored out, or None
+        (``fsm.terms._factored``, on rows): where no string of heads ``K1``, ``K2`` is
+        a proper prefix of another, ``(K1 X1) & (K2 X2) = (K1 & K2) (X1 & X2)``. Heads
+        that qualify are single-byte sets, or lexemes with one bound; a union among
+        the members is distributed first when every branch qualifies, up to
+        ``fsm.terms.MAX_FACTORED`` branches, and the rests behind one met head are
+        joined. Rests are met without factoring, as the objects meet them."""
+        choices: list[list[tuple[int, int]]] = []
+        combinations = 1
+        for member in sorted(members):
+            branches = self.members(member) if self.kinds[member] == KIND_ALT else [member]
+            split = []
+            for branch in branches:
+                parts = self._head_and_rest(branch)
+                if parts is None:
+                    return None
+                split.append(parts)
+            combinations *= len(split)
+            if combinations > objects.MAX_FACTORED:
+                return None
+            choices.append(split)
+        heads = [head for split in choices for head, _ in split]
+        if all(self.kinds[head] == KIND_BYTES for head in heads):
+            lexemes = False
+        elif all(self.kinds[head] in (KIND_LEXEME, KIND_EXCEPT) for head in heads):
+            bound = self._lexeme_bound(heads[0])
+            if any(self._lexeme_bound(head) != bound for head in heads):
+                return None
+            lexemes = True
+        else:
+            return None
+        rests: dict[int, list[int]] = {}  # per head met, the rests met behind it
+        for combination in product(*choices):
+            met = [head for head, _ in combination]
+            head = self._meet_lexemes(met) if lexemes else self.intersect(met)
+            if head != EMPTY:
+                behind = self.intersect([rest for _, rest in combination], False)
+                rests.setdefault(head, []).append(behind)
+        return self.alt([self.cat(head, self.alt(behind)) for head, behind in rests.items()])
+
+    def _head_and_rest(self, term: int) -> tuple[int, int] | None:
+        """``term`` as a head that may factor (a lexeme or a single-byte set) and the
+        rest, or None."""
+        kind = self.kinds[term]
+        if kind == KIND_BYTES or kind == KIND_LEXEME or kind == KIND_EXCEPT:
+            return term, EPS
+        if kind == KIND_CAT and self.kinds[self.first[term]] in _HEADS:
+            return self.first[term], self.second[term]
+        return None
+
+    def _lexeme_bound(self, term: int) -> int:
+        """A prefix-free lexeme holding every string of the lexeme ``term``
+        (``fsm.terms.lexeme_bound``): its bound, the bound of what a lexeme but some
+        names reads, or itself."""
+        while self.kinds[term] == KIND_EXCEPT:
+            term = self.first[term]
+        bound = self.second[term]
+        return term if bound == EMPTY else bound
+
+    def _meet_lexemes(self, heads: list[int]) -> int:
+        """The intersection of lexemes with one bound, as a lexeme with that bound
+        (``fsm.terms._meet_lexemes``): a finite one's strings kept where the others
+        accept them (a key against a pattern); a lexeme but some names met with the
+        others as their meet but those names."""
+        distinct = list(dict.fromkeys(heads))
+        if len(distinct) == 1:
+            return distinct[0]
+        bound = self._lexeme_bound(distinct[0])
+        for head in distinct:
+            strings = self.finite_strings(head, objects.MAX_MET_STRINGS, budget=32)
+            if strings is None:
+                continue
+            rivals = [other for other in distinct if other != head]
+            kept = [text for text in strings if all(self.matches(other, text) for other in rivals)]
+            if len(kept) == len(strings):
+                return head
+            return self.lexeme(self.alt([self.literal(text) for text in kept]), bound)
+        but = [head for head in distinct if self.kinds[head] == KIND_EXCEPT]
+        if len(but) == 1 and self.first[but[0]] == bound:
+            others = self._meet_lexemes([head for head in distinct if head != but[0]])
+            if self.kinds[others] in (KIND_LEXEME, KIND_EXCEPT):
+                return self.lexeme_except(others, self.aparts[self.second[but[0]]])
+        items = [self._lexeme_item(head) for head in distinct]
+        return self.lexeme(self.intersect(items), bound)
+
+    def _lexeme_item(self, term: int) -> int:
+        """What a lexeme reads, as a term: its item, or what a lexeme but some names
+        reads less those names."""
+        if self.kinds[term] == KIND_LEXEME:
+            return self.first[term]
+        names = self.alt([self.literal(text) for text in self.aparts[self.second[term]]])
+        return self.intersect([self._lexeme_item(self.first[term]), self.complement(names)])
+
+    def finite_strings(self, term: int, limit: int, budget: int = 128) -> list[bytes] | None:
+        """Every string ``term`` accepts, when they are at most ``limit``; None when
+        there are more, when the term holds what is not listed here (a thunk, an
+        intersection, a complement, a checked leaf, a lexeme but some names, an
+        unbounded repetition), or past ``budget`` rows visited
+        (``fsm.terms.finite_strings``)."""
+        return _FiniteStrings(self, limit, budget).of(term)
 
     def _run(self, kind: int, distinct: set[int]) -> int:
         """The union or intersection (``kind``) of ``distinct``: ``EMPTY`` for none, the
@@ -809,7 +916,8 @@ class _Loader:
         if isinstance(term, objects.Alt):
             return store.alt([self.load(item) for item in term.items])
         if isinstance(term, objects.And):
-            return store.intersect([self.load(item) for item in term.items])
+            # as the objects left it: factored where they factored, whole where not
+            return store.intersect([self.load(item) for item in term.items], False)
         if isinstance(term, objects.Not):
             return store.complement(self.load(term.item))
         if isinstance(term, objects.Repeat):
@@ -822,6 +930,97 @@ class _Loader:
             return self.store.lexeme_except(self.load(term.within), term.apart)
         bound = EMPTY if term.bound is None else self.load(term.bound)
         return self.store.known_lexeme(self.load(term.item), bound)
+
+
+_HEADS: Final = (KIND_BYTES, KIND_LEXEME, KIND_EXCEPT)
+"""Kinds of a concatenation's head that an intersection may factor out."""
+
+
+class _FiniteStrings:
+    """One ``TermStore.finite_strings`` listing, with its limit and what is left of its
+    budget."""
+
+    def __init__(self, store: TermStore, limit: int, budget: int) -> None:
+        self.store = store
+        self.limit = limit
+        self.budget = budget
+
+    def of(self, term: int) -> list[bytes] | None:
+        self.budget -= 1
+        if self.budget < 0:
+            return None
+        store = self.store
+        kind = store.kinds[term]
+        if kind == KIND_EPS:
+            return [b""]
+        if kind == KIND_EMPTY:
+            return []
+        if kind == KIND_BYTES:
+            return self._members(store.masks[store.first[term]])
+        if kind == KIND_LEXEME:
+            return self.of(store.first[term])
+        if kind == KIND_CAT:
+            return self._sequence(term)
+        if kind == KIND_ALT:
+            return self._union([[member] for member in store.members(term)])
+        if kind == KIND_REPEAT:
+            lo, top = store._bounds(term)
+            if top > self.limit:
+                return None
+            item = store.first[term]
+            return self._union([[item] * count for count in range(lo, top + 1)])
+        return None
+
+    def _sequence(self, term: int) -> list[bytes] | None:
+        """The strings of a concatenation, its chain of heads read in order (runs of
+        single bytes, the letters of a key, appended at once)."""
+        store = self.store
+        strings, run = [b""], bytearray()
+        items = []
+        while store.kinds[term] == KIND_CAT:
+            items.append(store.first[term])
+            term = store.second[term]
+        items.append(term)
+        for item in items:
+            if store.kinds[item] == KIND_BYTES:
+                mask = store.masks[store.first[item]]
+                if mask.bit_count() == 1:
+                    run.append(mask.bit_length() - 1)
+                    continue
+            tails = self.of(item)
+            if tails is None or len(strings) * len(tails) > self.limit:
+                return None
+            head = bytes(run)
+            run.clear()
+            strings = list(dict.fromkeys(s + head + tail for s in strings for tail in tails))
+        if run:
+            strings = [s + run for s in strings]
+        return strings
+
+    def _union(self, sequences: list[list[int]]) -> list[bytes] | None:
+        """The strings of the union of the concatenations of ``sequences``."""
+        found: dict[bytes, None] = {}
+        for items in sequences:
+            strings = [b""]
+            for item in items:
+                tails = self.of(item)
+                if tails is None or len(strings) * len(tails) > self.limit:
+                    return None
+                strings = [s + tail for s in strings for tail in tails]
+            found.update(dict.fromkeys(strings))
+            if len(found) > self.limit:
+                return None
+        return list(found)
+
+    def _members(self, mask: int) -> list[bytes] | None:
+        if mask.bit_count() > self.limit:
+            return None
+        members = []
+        while mask:
+            lowest = mask & -mask
+            members.append(bytes((lowest.bit_length() - 1,)))
+            mask ^= lowest
+        return members
 
 
 def _both(first: int, second: int) -> int:

@@ -655,6 +655,12 @@ class _FiniteStrings:
 
 def cat(*terms: Term) -> Term:
     """Concatenation, flattened; ``EMPTY`` anywhere makes it ``EMPTY``."""
+    return cat_of(terms)
+
+
+def cat_of(terms: tuple[Term, ...]) -> Term:
+    """``cat`` of the terms of a tuple: a builder's parts are one already, and
+    passing them on as ``cat(*parts)`` would pack them again (``fsm.term_builder``)."""
     if len(terms) == 2 and isinstance(terms[1], Cat):
         return _prepend(terms[0], terms[1])
     items: list[Term] = []
@@ -718,6 +724,11 @@ def _fold_one(head: int, tail: int) -> int:
 
 def alt(*terms: Term) -> Term:
     """Union, normalised: flattened, deduplicated, single-byte sets merged."""
+    return alt_of(terms)
+
+
+def alt_of(terms: tuple[Term, ...]) -> Term:
+    """``alt`` of the terms of a tuple (``cat_of``)."""
     members: set[Term] = set()
     mask = 0
     needs = False
@@ -743,6 +754,11 @@ def alt(*terms: Term) -> Term:
 def intersect(*terms: Term) -> Term:
     """Intersection, normalised; single-byte sets intersected directly, heads that are
     prefix-free together factored out (``_factored``)."""
+    return _intersection(terms, True)
+
+
+def intersect_of(terms: tuple[Term, ...]) -> Term:
+    """``intersect`` of the terms of a tuple (``cat_of``)."""
     return _intersection(terms, True)
 
 

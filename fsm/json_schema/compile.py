@@ -205,7 +205,7 @@ class SchemaCompiler(Generic[T]):
         typed = self._types_term(node, pointer, names, key_rules)
         parts.extend(self._applicator_parts(node, pointer, inner))
         narrowed = None if names or key_rules else self._typed_by_parts(node, parts)
-        parts = narrowed if narrowed is not None else [*parts, *([typed] if typed else [])]
+        parts = narrowed if narrowed is not None else [*parts, *([] if typed is None else [typed])]
         if names is not None and not isinstance(node.get("properties"), dict):
             parts.append(self._keys_within(names, pointer))
         values = self._listed_values(node)

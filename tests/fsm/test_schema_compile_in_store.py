@@ -97,6 +97,19 @@ SCHEMAS: list[tuple[str, object, list[object]]] = [
         [{}, {"a": "ab"}, {"b": 1}],
     ),
     ("not", {"not": {"type": "string"}}, ["a", 1, None]),
+    ("no string", {"type": "string", "minLength": 5, "maxLength": 3}, ["abcd", 1]),
+    ("no integer", {"type": "integer", "minimum": 5, "maximum": 3}, [4, "a"]),
+    (
+        "not nothing",
+        {
+            "allOf": [
+                {"type": "string", "minLength": 3},
+                {"not": {"type": "string", "minLength": 5, "maxLength": 3}},
+                {"not": {"type": "string", "maxLength": 0}},
+            ]
+        },
+        ["abc", "ab", "", 1],
+    ),
     (
         "if then else",
         {
@@ -289,7 +302,7 @@ MASKBENCH_STRIDE = 40
 
 
 @pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
-def test_maskbench_schemas_built_in_a_store_read_their_tests_alike() -> None:
+def test_maskbench_schemas_built_in_a_store_are_their_loaded_terms() -> None:
     with gzip.open(MASKBENCH, "rt", encoding="utf-8") as lines:
         rows = [
             json.loads(line) for number, line in enumerate(lines) if number % MASKBENCH_STRIDE == 0
@@ -300,6 +313,7 @@ def test_maskbench_schemas_built_in_a_store_read_their_tests_alike() -> None:
             store, stored, term = compiled_both_ways(row["schema"], whitespace_max=8, strict=True)
         except (InvalidSpec, UnsupportedSchema):
             continue
+        assert stored == store.load(term), row["name"]
         for test in row["tests"]:
             text = json.dumps(test["data"], ensure_ascii=False).encode()
             assert store.matches(stored, text) == matches(term, text), row["name"]

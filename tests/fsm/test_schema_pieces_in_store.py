@@ -4,6 +4,7 @@ to, accepting what the objects accept (``fsm.term_builder``, issue 15)."""
 from __future__ import annotations
 
 import json
+from typing import TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -16,9 +17,11 @@ from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.json_schema.strings import OBJECT_STRINGS, StringTerms
 from fsm.json_schema.values import value_in, value_term, values_except, values_except_in
 from fsm.term_builder import StoredTerms
-from fsm.term_store import TermStore
+from fsm.term_store import KIND_AND, TermStore
 from fsm.terms import matches
 from tests.fsm.test_term_store import assert_same_language, json_values
+
+T = TypeVar("T")
 
 
 def stored_strings() -> tuple[TermStore, StringTerms[int]]:
@@ -257,3 +260,54 @@ def test_an_object_body_is_the_store_s_keyed_thunk_with_the_shape_s_promise() ->
     assert store.matches(root, b'{"id": 1, "zz": 2.5}')
     assert not store.matches(root, b'{"q": 1, "id": 1}')
     assert not store.matches(root, b'{"tag": "x"}')  # "id" is required
+
+
+# ------------------------------------------------------------- intersections factored
+
+FACTORED_CASES = [
+    "keys",
+    "key and pattern",
+    "key outside pattern",
+    "two keys and pattern",
+    "other keys and pattern",
+    "union of keys",
+    "bytes",
+]
+
+
+def met_members(strings: StringTerms[T], case: str) -> T:
+    """An intersection whose heads are prefix-free together: JSON keys (lexemes with
+    one bound, any JSON string), or single-byte sets."""
+    pieces, b = strings.pieces, strings.terms
+    numbers = pieces.member(pieces.string_literal("a"), pieces.number, 0)
+    patterned = pieces.member(pieces.string_of(strings.pattern_content("^a")), pieces.any_string, 0)
+    others = pieces.member(pieces.string_except(["a", "ab"]), pieces.null, 0)
+    if case == "keys":
+        return b.intersect(numbers, pieces.member(pieces.string_literal("a"), pieces.number, 1))
+    if case == "key and pattern":
+        return b.intersect(numbers, patterned)
+    if case == "key outside pattern":
+        return b.intersect(pieces.member(pieces.string_literal("b"), pieces.null, 0), patterned)
+    if case == "two keys and pattern":
+        two = pieces.string_of(b.alt(b.literal(b"ab"), b.literal(b"b")))
+        return b.intersect(pieces.member(two, pieces.null, 0), patterned)
+    if case == "other keys and pattern":
+        return b.intersect(others, patterned)
+    if case == "union of keys":
+        keys = b.alt(numbers, pieces.member(pieces.string_literal("ab"), pieces.null, 0))
+        return b.intersect(keys, patterned)
+    return b.intersect(b.literal(b"abc"), b.cat(b.byte_range(97, 98), b.star(b.literal(b"c"))))
+
+
+@pytest.mark.parametrize("case", FACTORED_CASES)
+def test_intersections_factor_their_heads_as_the_objects_do(case: str) -> None:
+    """The store meets the heads and intersects only what follows them, as
+    ``fsm.terms.intersect`` does: the row built is the factored object term's row,
+    and no intersection is left at its top."""
+    store, strings = stored_strings()
+    built = met_members(strings, case)
+    term = met_members(OBJECT_STRINGS, case)
+    assert built == store.load(term)
+    assert store.kinds[built] != KIND_AND
+    for text in (b'"a":1', b'"ab":"x"', b'"ab":null', b'"abc":null', b"abc", b"acc", b'"b":null'):
+        assert store.matches(built, text) == matches(term, text), text
