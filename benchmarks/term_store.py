@@ -24,9 +24,12 @@ Then the sample's schemas: each valid instance's text (``json.dumps``) read byte
 byte through a fresh compile's term, both ways: cold (a fresh store per schema, the
 object terms' memos forgotten; also the store's read with every body converted before
 the clock) and as a service meets them (one store for the process, memos kept; run
-first, so every schema is new to both). Last, each way in a fresh process of its own
-(``--child``), the schemas read in turn with the collector on: the reads' time and the
-collector's inside them.
+first, so every schema is new to both). A third way, since the compiler builds rows
+itself (``fsm.term_builder``, sixty-sixth session): each schema compiled and read with
+the compile inside the clock, as object terms and as rows built into a store (a fresh
+one per schema when cold, one for the process as a service). Last, each way in a
+fresh process of its own (``--child``), the schemas compiled and read in turn with the
+collector on: the compiles' time, the reads' time and the collector's inside them.
 
     .venv/bin/python benchmarks/term_store.py [--sample 200] [--reps 5]
         [--max-states 2000] [--no-gc] [--json F]
@@ -54,9 +57,11 @@ from walk_parts import CollectorClock
 import fsm
 from fsm import terms
 from fsm.errors import FsmError
+from fsm.json_schema import schema_term_in
 from fsm.json_schema.json_text import ANY_STRING, string_except, string_of
-from fsm.json_schema.strings import pattern_content
+from fsm.json_schema.strings import StringTerms, pattern_content, strings_in
 from fsm.regex import regex_term
+from fsm.term_builder import StoredTerms
 from fsm.term_store import EMPTY, TermStore
 
 TermMaker = Callable[[], terms.Term]
@@ -357,14 +362,49 @@ def read_converted(term: terms.Term, texts: list[bytes]) -> tuple[list[bool], fl
     return verdicts, (time.perf_counter() - start) * 1e3
 
 
+def compile_into(strings: StringTerms[int], schema: dict) -> int:
+    """The schema's root built as rows by the compiler (``fsm.term_builder``), with the
+    options ``fsm.JsonSchema`` compiles it with."""
+    spec = fsm.JsonSchema(schema)
+    return schema_term_in(
+        strings,
+        spec.schema,
+        whitespace_max=spec.whitespace_max,
+        strict=spec.strict,
+        key_order=spec.key_order,
+        extra_keys=spec.extra_keys,
+        plain_integers=spec.plain_integers,
+        schema_text=spec.schema_json,
+    )
+
+
+def compile_and_read(schema: dict, texts: list[bytes]) -> dict[str, Any]:
+    """A schema compiled and its texts read, the compile inside the clock, both ways:
+    the object terms (the memos of the shared pieces forgotten first), and rows the
+    compiler builds into a fresh store (its JSON pieces built there too, inside the
+    clock: a fresh store per schema is the coldest a store can be)."""
+    forget_memos(fsm.JsonSchema(schema).term())
+    start = time.perf_counter()
+    term = fsm.JsonSchema(schema).term()
+    verdicts = walk_texts(terms.derivative, terms.nullable, term, terms.EMPTY, texts)
+    objects_ms = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
+    store = TermStore()
+    root = compile_into(strings_in(StoredTerms(store)), schema)
+    built = walk_texts(store.derivative, store.nullable, root, EMPTY, texts)
+    built_ms = (time.perf_counter() - start) * 1e3
+    return {"objects": objects_ms, "built": built_ms, "agree": verdicts == built}
+
+
 def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any]:
     """A schema's valid texts read byte by byte through a fresh compile's term, ``reps``
     times each way in turn: the medians of each way's times (ms, the store's with its
     lazy load) and of the store's read with everything converted before
     (``read_converted``), whether the two read every text alike, what each keeps
-    tracked."""
+    tracked; then ``compile_and_read``'s medians."""
     objects_ms, store_ms, load_ms, converted_ms = [], [], [], []
     verdicts: dict[str, list[bool]] = {}
+    compiled = [compile_and_read(schema, texts) for _ in range(reps)]
     for rep in range(reps):
         for way in ("objects", "store") if rep % 2 == 0 else ("store", "objects"):
             term = fsm.JsonSchema(schema).term()
@@ -388,7 +428,10 @@ def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any
     return {
         **medians(objects_ms, store_ms, load_ms),
         "converted_ms": median(converted_ms),
-        "agree": verdicts["objects"] == verdicts["store"] == verdicts["converted"],
+        "compile_objects_ms": median([c["objects"] for c in compiled]),
+        "compile_built_ms": median([c["built"] for c in compiled]),
+        "agree": verdicts["objects"] == verdicts["store"] == verdicts["converted"]
+        and all(c["agree"] for c in compiled),
         "accepted": sum(verdicts["store"]),
         "texts": len(texts),
         "object_tracked": object_tracked,
@@ -397,30 +440,55 @@ def measure_schema(schema: dict, texts: list[bytes], reps: int) -> dict[str, Any
 
 
 def measure_schema_shared(
-    schema: dict, texts: list[bytes], store: TermStore, objects_first: bool
+    schema: dict, texts: list[bytes], stores: SharedStores, objects_first: bool
 ) -> dict[str, Any]:
     """A schema's valid texts read once each way, as a service meets a new schema: the
     object terms with whatever memos earlier schemas left on the terms they share, the
-    store one for the whole process (equal terms of earlier schemas are its rows)."""
+    store one for the whole process (equal terms of earlier schemas are its rows); and
+    compiled then read, the object terms against rows the compiler builds into a store
+    of its own, also one for the process."""
     times: dict[str, float] = {}
     verdicts: dict[str, list[bool]] = {}
-    for way in ("objects", "store") if objects_first else ("store", "objects"):
+    ways = ("objects", "store", "built") if objects_first else ("built", "store", "objects")
+    for way in ways:
+        if way == "built":
+            start = time.perf_counter()
+            root = compile_into(stores.strings, schema)
+            built = stores.built
+            verdicts[way] = walk_texts(built.derivative, built.nullable, root, EMPTY, texts)
+            times[way] = (time.perf_counter() - start) * 1e3
+            continue
+        start = time.perf_counter()
         term = fsm.JsonSchema(schema).term()
+        times["compile"] = (time.perf_counter() - start) * 1e3
         if way == "objects":
             start = time.perf_counter()
             verdicts[way] = walk_texts(terms.derivative, terms.nullable, term, terms.EMPTY, texts)
             times[way] = (time.perf_counter() - start) * 1e3
+            times["compile_objects"] = times["compile"] + times[way]
         else:
-            verdicts[way], times["load"], read_ms = read_in_store(store, term, texts)
+            verdicts[way], times["load"], read_ms = read_in_store(stores.loaded, term, texts)
             times[way] = times["load"] + read_ms
     return {
         "objects_ms": times["objects"],
         "store_ms": times["store"],
         "load_ms": times["load"],
-        "agree": verdicts["objects"] == verdicts["store"],
+        "compile_objects_ms": times["compile_objects"],
+        "compile_built_ms": times["built"],
+        "agree": verdicts["objects"] == verdicts["store"] == verdicts["built"],
         "accepted": sum(verdicts["store"]),
         "texts": len(texts),
     }
+
+
+class SharedStores:
+    """A process's stores: one the object terms are loaded into, one the compiler
+    builds rows into (with its JSON pieces, built once)."""
+
+    def __init__(self) -> None:
+        self.loaded = TermStore()
+        self.built = TermStore()
+        self.strings = strings_in(StoredTerms(self.built))
 
 
 def run_schemas(
@@ -430,7 +498,7 @@ def run_schemas(
     the order of the two ways alternating) for each schema that compiles; the others
     are counted apart."""
     results: dict[str, dict] = {}
-    store = TermStore()
+    stores = SharedStores()
     for position, (name, schema, texts) in enumerate(schemas):
         try:
             fsm.JsonSchema(schema).term()
@@ -438,7 +506,7 @@ def run_schemas(
             results[name] = {"refused": type(error).__name__}
             continue
         if shared:
-            results[name] = measure_schema_shared(schema, texts, store, position % 2 == 0)
+            results[name] = measure_schema_shared(schema, texts, stores, position % 2 == 0)
         else:
             results[name] = measure_schema(schema, texts, reps)
     return results
@@ -474,6 +542,16 @@ def schema_summary(results: dict[str, dict]) -> list[str]:
             f"{fmt(median(converted), 2)}, p90 {fmt(percentile(converted, 90), 2)}; sum "
             f"{fmt(sum(r['converted_ms'] for r in measured), 1)} ms"
         )
+    if "compile_built_ms" in measured[0]:
+        built = [r["compile_built_ms"] / r["compile_objects_ms"] for r in measured]
+        objects_sum = sum(r["compile_objects_ms"] for r in measured)
+        built_sum = sum(r["compile_built_ms"] for r in measured)
+        lines.append(
+            "- compiled and read, rows built by the compiler against object terms: per "
+            f"schema median {fmt(median(built), 2)}, p90 {fmt(percentile(built, 90), 2)}; "
+            f"sums {fmt(objects_sum, 1)} ms against {fmt(built_sum, 1)} ms "
+            f"({fmt(built_sum / objects_sum, 2)})"
+        )
     if "store_tracked" in measured[0]:
         tracked = [sum(r[key] for r in measured) for key in ("object_tracked", "store_tracked")]
         lines.append(
@@ -485,23 +563,32 @@ def schema_summary(results: dict[str, dict]) -> list[str]:
 def service_child(way: str, sample: int) -> dict[str, Any]:
     """One way in a process of its own, as a service meets schemas: the sample's
     schemas compiled one after another and each one's texts read (by the object terms,
-    or in one store for the process), the collector on. The reads' time, the
-    collector's time inside them (``walk_parts.CollectorClock``), and the objects it
-    tracks at the end."""
+    in one store for the process they are loaded into, or as rows the compiler builds
+    into one store), the collector on. The compiles' time, the reads' time, the
+    collector's time inside the reads (``walk_parts.CollectorClock``), and the objects
+    it tracks at the end."""
     schemas = [entry for entry in sample_schemas(sample) if _compiles(entry[1])]
     clock = CollectorClock()
     gc.callbacks.append(clock)
-    store = TermStore()
-    reads_ns = collector_ns = full_passes = 0
+    stores = SharedStores()
+    compiles_ns = reads_ns = collector_ns = full_passes = 0
     for _, schema, texts in schemas:
-        term = fsm.JsonSchema(schema).term()
+        start = time.perf_counter_ns()
+        term = (
+            compile_into(stores.strings, schema)
+            if way == "built"
+            else fsm.JsonSchema(schema).term()
+        )
+        compiles_ns += time.perf_counter_ns() - start
         before = clock.young_ns + clock.full_ns
         passes = clock.full_passes
         start = time.perf_counter_ns()
         if way == "objects":
             walk_texts(terms.derivative, terms.nullable, term, terms.EMPTY, texts)
+        elif way == "built":
+            walk_texts(stores.built.derivative, stores.built.nullable, term, EMPTY, texts)
         else:
-            read_in_store(store, term, texts)
+            read_in_store(stores.loaded, term, texts)
         reads_ns += time.perf_counter_ns() - start
         collector_ns += clock.young_ns + clock.full_ns - before
         full_passes += clock.full_passes - passes
@@ -509,6 +596,7 @@ def service_child(way: str, sample: int) -> dict[str, Any]:
     gc.callbacks.remove(clock)
     return {
         "schemas": len(schemas),
+        "compiles_ms": compiles_ns / 1e6,
         "reads_ms": reads_ns / 1e6,
         "collector_ms": collector_ns / 1e6,
         "full_passes": full_passes,
@@ -527,7 +615,7 @@ def _compiles(schema: dict) -> bool:
 def run_service(sample: int) -> dict[str, dict]:
     """``service_child`` for each way, each in a fresh process (``PYTHONHASHSEED=0``)."""
     found = {}
-    for way in ("objects", "store"):
+    for way in ("objects", "store", "built"):
         command = [sys.executable, str(HERE / "term_store.py"), "--child", way]
         command += ["--sample", str(sample)]
         found[way] = json_child(command, env={**os.environ, "PYTHONHASHSEED": "0"})
@@ -537,6 +625,7 @@ def run_service(sample: int) -> dict[str, dict]:
 SERVICE_HEADERS = [
     "way",
     "schemas",
+    "compiles (ms)",
     "reads (ms)",
     "collector inside them (ms)",
     "full passes inside them",
@@ -551,6 +640,7 @@ def service_table(found: dict[str, dict]) -> str:
             [
                 way,
                 r["schemas"],
+                fmt(r["compiles_ms"], 1),
                 fmt(r["reads_ms"], 1),
                 fmt(r["collector_ms"], 1),
                 r["full_passes"],
@@ -568,7 +658,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-states", type=int, default=2000, help="states explored at most")
     parser.add_argument("--no-gc", action="store_true", help="the cyclic collector off")
     parser.add_argument("--json", help="write the results to this file")
-    parser.add_argument("--child", choices=("objects", "store"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("objects", "store", "built"), help=argparse.SUPPRESS)
     return parser.parse_args()
 
 

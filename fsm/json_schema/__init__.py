@@ -7,6 +7,7 @@ it. See ``docs/json_schema.md`` for the supported keywords and the documented bo
 from __future__ import annotations
 
 import sys
+from typing import TypeVar
 
 from fsm import native as _native
 
@@ -14,9 +15,11 @@ from fsm import native as _native
 _native.activate_subpackage(sys.modules["fsm"].__path__, __path__, "json_schema")
 
 from fsm.json_schema.compile import KEY_ORDERS, SchemaCompiler, ordered_keys
-from fsm.json_schema.strings import OBJECT_STRINGS
+from fsm.json_schema.strings import OBJECT_STRINGS, StringTerms
 from fsm.json_schema.types import type_schema
 from fsm.terms import Term, matches
+
+T = TypeVar("T")
 
 DEFAULT_WHITESPACE_MAX = 8
 """Whitespace bytes allowed at each place JSON allows whitespace, by default."""
@@ -44,9 +47,35 @@ def schema_term(
     other keys; ``plain_integers=True`` writes integers without fraction or exponent.
     ``schema_text``: ``schema`` as JSON text when the caller has it (saves writing it out).
     """
+    return schema_term_in(
+        OBJECT_STRINGS,
+        schema,
+        whitespace_max=whitespace_max,
+        strict=strict,
+        key_order=key_order,
+        extra_keys=extra_keys,
+        plain_integers=plain_integers,
+        schema_text=schema_text,
+    )
+
+
+def schema_term_in(
+    strings: StringTerms[T],
+    schema: object,
+    *,
+    whitespace_max: int = DEFAULT_WHITESPACE_MAX,
+    strict: bool = True,
+    key_order: str = "any",
+    extra_keys: bool = True,
+    plain_integers: bool = False,
+    schema_text: str | None = None,
+) -> T:
+    """``schema_term``, built by the builder of ``strings``: object terms
+    (``OBJECT_STRINGS``) or a store's rows (``strings_in(StoredTerms(store))``,
+    ``fsm.term_builder``), by the same compiler."""
     compiler = SchemaCompiler(
         schema,
-        strings=OBJECT_STRINGS,
+        strings=strings,
         whitespace_max=whitespace_max,
         strict=strict,
         key_order=key_order,
@@ -64,5 +93,6 @@ __all__ = [
     "matches",
     "ordered_keys",
     "schema_term",
+    "schema_term_in",
     "type_schema",
 ]
