@@ -38,6 +38,7 @@ COMPILED = (
     "counted",
     "satisfiable",
     "satisfiable_store",
+    "store_automaton",
     "lexeme_cache",
     "regex",
     "regex_syntax",

@@ -1,0 +1,186 @@
+"""The automaton over a store's rows against the one over object terms: the same
+successors (live bytes) and verdicts at every state a text reaches, and the same token
+masks when a token index walks it (``fsm.store_automaton``, issue 15)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from fsm.automaton import DEAD, ByteAutomaton
+from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.errors import ConstraintTooLarge, InvalidSpec, UnsupportedSchema
+from fsm.json_schema import schema_term, schema_term_in
+from fsm.json_schema.strings import strings_in
+from fsm.regex import regex_in, regex_term
+from fsm.store_automaton import StoreAutomaton
+from fsm.term_builder import StoredTerms
+from fsm.term_store import TermStore
+from fsm.token_index import TokenIndex
+from fsm.vocabulary import Vocabulary
+from tests.fsm.test_schema_compile_in_store import MASKBENCH, SCHEMAS, texts_of
+
+REGEXES = {
+    "money": (r"\$[0-9]{1,3}(,[0-9]{3})*\.[0-9]{2}", [b"$1,234.56", b"$12.5", b"$1234.00"]),
+    "ipv4": (
+        r"((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])",
+        [b"192.168.0.1", b"256.1.1.1", b"1.2.3"],
+    ),
+    "and-not": (r"(a|b)*abb", [b"aabb", b"abab", b"abb"]),
+}
+
+
+def both_automata(schema: object) -> tuple[StoreAutomaton, DerivativeAutomaton]:
+    store = TermStore()
+    row = schema_term_in(strings_in(StoredTerms(store)), schema, whitespace_max=1)
+    return StoreAutomaton(store, row), DerivativeAutomaton(schema_term(schema, whitespace_max=1))
+
+
+def assert_walked_alike(rows: ByteAutomaton, objects: ByteAutomaton, text: bytes) -> None:
+    """Along ``text``, byte by byte: the same live bytes and the same verdict at each
+    state, until both reject."""
+    here, there = rows.initial, objects.initial
+    for position in range(len(text) + 1):
+        successors, final = rows.expand(here)
+        expected, expected_final = objects.expand(there)
+        assert final == expected_final, text[:position]
+        np.testing.assert_array_equal(successors != DEAD, expected != DEAD, str(text[:position]))
+        if position == len(text):
+            return
+        here, there = int(successors[text[position]]), int(expected[text[position]])
+        if here == DEAD:
+            return
+
+
+WALKED = [s for s in SCHEMAS if s[1] is not False]  # ``False``: refused before any walk
+TOKEN_WALKED = [s for s in SCHEMAS if s[0] in ("person", "linked list", "pattern properties")]
+
+
+@pytest.mark.parametrize(("name", "schema", "values"), WALKED, ids=[s[0] for s in WALKED])
+def test_schema_rows_walk_as_the_object_terms_walk(
+    name: str, schema: object, values: list[object]
+) -> None:
+    rows, objects = both_automata(schema)
+    for value in values:
+        for text in texts_of(value):
+            assert_walked_alike(rows, objects, text)
+
+
+@pytest.mark.parametrize("name", sorted(REGEXES))
+def test_regex_rows_walk_as_the_object_terms_walk(name: str) -> None:
+    pattern, texts = REGEXES[name]
+    store = TermStore()
+    rows = StoreAutomaton(store, regex_in(StoredTerms(store), pattern))
+    objects = DerivativeAutomaton(regex_term(pattern))
+    for text in texts:
+        assert_walked_alike(rows, objects, text)
+
+
+def test_an_intersection_is_searched_for_liveness() -> None:
+    """``a*`` meeting ``(aa)*b|a{3}``: after ``aa`` only a third ``a`` is live (the
+    syntax does not tell; a search does), and after it nothing."""
+    store = TermStore()
+    b = StoredTerms(store)
+    row = b.intersect(regex_in(b, "a*"), regex_in(b, "(aa)*b|aaa"))
+    automaton = StoreAutomaton(store, row)
+    state = automaton.initial
+    for _ in range(3):
+        successors, final = automaton.expand(state)
+        assert not final and successors[ord("a")] != DEAD and successors[ord("b")] == DEAD
+        state = int(successors[ord("a")])
+    successors, final = automaton.expand(state)
+    assert final and (successors == DEAD).all()
+    assert automaton.searches > 0
+
+
+def test_states_past_the_cap_are_refused() -> None:
+    store = TermStore()
+    automaton = StoreAutomaton(store, regex_in(StoredTerms(store), "[a-z]{20}"), max_states=5)
+    state = automaton.initial
+    with pytest.raises(ConstraintTooLarge):
+        for _ in range(20):
+            state = int(automaton.expand(state)[0][ord("a")])
+
+
+TOKENS = [
+    b"{",
+    b"}",
+    b'{"',
+    b'":',
+    b'",',
+    b'"',
+    b"name",
+    b"age",
+    b"a",
+    b"b",
+    b"x-",
+    b"1",
+    b"36",
+    b" ",
+    b", ",
+    b"null",
+    b"true",
+    b"[",
+    b"]",
+    b"v",
+    b"next",
+    b":",
+    b",",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "values"),
+    [
+        s
+        for s in SCHEMAS
+        if s[0] in ("person", "linked list", "pattern properties", "nested arrays")
+    ],
+    ids=lambda s: s if isinstance(s, str) else "",
+)
+def test_token_masks_over_rows_are_the_object_terms(
+    name: str, schema: object, values: list[object]
+) -> None:
+    """A token index walks each automaton (the objects' with its lexemes shared, the
+    rows' state by state): the allowed tokens agree at every state a value's bytes
+    reach, read one single-byte token at a time."""
+    vocabulary = Vocabulary.from_raw(
+        [*TOKENS, *(bytes((b,)) for b in range(32, 127)), None], eos_ids=len(TOKENS) + 95
+    )
+    byte_token = {b: len(TOKENS) + b - 32 for b in range(32, 127)}
+    rows, objects = both_automata(schema)
+    row_index = TokenIndex(rows, vocabulary)
+    object_index = TokenIndex(objects, vocabulary)
+    for value in values:
+        text = json.dumps(value, separators=(",", ":")).encode()
+        here, there = row_index.initial_state, object_index.initial_state
+        for byte in text:
+            allowed = row_index.allowed_tokens(here).tolist()
+            assert allowed == object_index.allowed_tokens(there).tolist()
+            if byte_token[byte] not in allowed:
+                break
+            here = row_index.next_state(here, byte_token[byte])
+            there = object_index.next_state(there, byte_token[byte])
+        assert row_index.is_final(here) == object_index.is_final(there)
+
+
+@pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
+def test_maskbench_rows_walk_as_the_object_terms_walk() -> None:
+    """Every 100th schema of the development split: each test instance's text, valid or
+    not, walked byte by byte through both automata."""
+    with gzip.open(MASKBENCH, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for number, line in enumerate(lines) if number % 100 == 0]
+    walked = 0
+    for row in rows:
+        try:
+            automata = both_automata(row["schema"])
+        except (InvalidSpec, UnsupportedSchema):
+            continue
+        for test in row["tests"]:
+            text = json.dumps(test["data"], ensure_ascii=False).encode()
+            assert_walked_alike(*automata, text)
+        walked += 1
+    assert walked > 0.9 * len(rows)
