@@ -722,10 +722,14 @@ class TermStore:
             return 0
         if kind == KIND_BYTES:
             return self.masks[first]
-        if kind == KIND_CAT:
+        if kind == KIND_CAT:  # the chain is one concatenation: one visit, as the objects'
             mask = self._first_over(first, thunks, left)
-            if self.nullable(first):
-                mask |= self._first_over(self.second[term], thunks, left)
+            while self.nullable(first):
+                term = self.second[term]
+                if self.kinds[term] != KIND_CAT:
+                    return mask | self._first_over(term, thunks, left)
+                first = self.first[term]
+                mask |= self._first_over(first, thunks, left)
             return mask
         if kind == KIND_ALT or kind == KIND_AND:
             return self._first_of_members(term, thunks, left)

@@ -329,3 +329,17 @@ def test_the_object_builder_builds_fsm_terms() -> None:
     built = OBJECT_TERMS.cat(OBJECT_TERMS.byte_set(0b110 << 96), OBJECT_TERMS.literal(b"z"))
     assert built == terms.cat(terms.byte_set(b"ab"), terms.literal(b"z"))
     assert OBJECT_TERMS.byte_set(0) is terms.EMPTY
+
+
+def long_optional_run(b: TermBuilder[T]) -> T:
+    """A hundred optional bytes, then one that is not optional."""
+    return b.cat(*(b.opt(b.literal(bytes((97 + n % 3,)))) for n in range(100)), b.literal(b"z"))
+
+
+def test_a_long_concatenation_s_first_bytes_fit_the_budget_both_ways() -> None:
+    """``first_bytes_over`` spends its budget once per item of a concatenation, the
+    store's chain of pairs as the objects' flat items: 100 optional items fit in it."""
+    stored_terms = StoredTerms(TermStore())
+    expected = terms.byte_mask(b"abcz")
+    assert stored_terms.first_bytes_over(long_optional_run(stored_terms)) == expected
+    assert OBJECT_TERMS.first_bytes_over(long_optional_run(OBJECT_TERMS)) == expected
