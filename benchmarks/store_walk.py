@@ -33,9 +33,9 @@ import numpy as np
 from _common import command_line, fmt, markdown_table, median, percentile, run_header
 from cold_masks import CASES
 from fsm_compile import _encode, _tokenizer, maskbench_sample
+from term_store import compile_into
 
 import fsm
-from fsm.json_schema import schema_term_in
 from fsm.json_schema.strings import StringTerms, strings_in
 from fsm.regex import regex_in
 from fsm.store_automaton import StoreAutomaton
@@ -60,17 +60,7 @@ class RowCompiler:
         if kind == "regex":
             row = regex_in(self.strings.terms, source)
         else:
-            spec = fsm.JsonSchema(source)
-            row = schema_term_in(
-                self.strings,
-                spec.schema,
-                whitespace_max=spec.whitespace_max,
-                strict=spec.strict,
-                key_order=spec.key_order,
-                extra_keys=spec.extra_keys,
-                plain_integers=spec.plain_integers,
-                schema_text=spec.schema_json,
-            )
+            row = compile_into(self.strings, source)
         return TokenIndex(StoreAutomaton(self.store, row), vocabulary)
 
 

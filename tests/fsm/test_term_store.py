@@ -269,3 +269,30 @@ def test_bad_repetition_bounds_are_refused() -> None:
     store = TermStore()
     with pytest.raises(ValueError):
         store.repeat(store.literal(b"a"), 3, 2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_regexes(count_ranges=True), st.sampled_from([1, 4, 16]), st.sampled_from([8, 32, 128]))
+def test_a_loaded_term_lists_the_strings_its_object_lists(
+    pattern: str, limit: int, budget: int
+) -> None:
+    """``TermStore.finite_strings`` and ``fsm.terms.finite_strings`` share their listing
+    (``terms.StringListing``): on a converted term they list the same strings, and give
+    up at the same limit and budget (the objects also turn down at once what holds an
+    unbounded repetition near the top, which the listing would turn down anyway)."""
+    term = regex_term(pattern)
+    store = TermStore()
+    mine = store.finite_strings(store.load(term), limit, budget)
+    theirs = terms.finite_strings(term, limit, budget)
+    assert (mine is None) == (theirs is None), (mine, theirs)
+    if mine is not None and theirs is not None:
+        assert sorted(mine) == sorted(theirs)
+
+
+def test_a_key_s_letters_cost_the_listing_one_visit() -> None:
+    """A run of single bytes (a key's letters) is appended at once, both ways: twenty
+    letters within a budget of four visits."""
+    term = terms.lexeme(terms.literal(b'"abcdefghijklmnopqr"'))
+    store = TermStore()
+    assert terms.finite_strings(term, 4, budget=4) == [b'"abcdefghijklmnopqr"']
+    assert store.finite_strings(store.load(term), 4, budget=4) == [b'"abcdefghijklmnopqr"']
