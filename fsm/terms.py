@@ -36,9 +36,9 @@ published once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
 from itertools import product
-from typing import Final, Generic, Protocol, TypeVar
+from typing import Final, Protocol
 
 import numpy as np
 
@@ -51,8 +51,6 @@ from fsm.partition_ops import (
     mask_partition,
     refine_all,
 )
-
-T = TypeVar("T")
 
 ALL_BYTES = (1 << 256) - 1
 _GUARD_LOCK = threading.Lock()
@@ -586,28 +584,35 @@ def _plainly_unlisted(term: Term, depth: int) -> bool:
     return isinstance(term, (Thunk, Checked, And, Not))
 
 
-class StringListing(Generic[T]):
-    """One listing of the strings of a term of type ``T``, with its limit and what is
-    left of its budget: the part that does not depend on what a term is made of
-    (single bytes, concatenations, unions), shared by object terms (``finite_strings``)
-    and a store's rows (``fsm.term_store.TermStore.finite_strings``), so both spend the
-    budget alike. A subclass says what a term is: ``of`` and ``single_byte``."""
+class _FiniteStrings:
+    """One ``finite_strings`` enumeration, with its limit and what is left of its
+    budget."""
 
     def __init__(self, limit: int, budget: int) -> None:
-        self.limit = limit
-        self.budget = budget
+        self.limit, self.budget = limit, budget
 
-    def of(self, term: T) -> list[bytes] | None:
-        """The strings of ``term``, or None (past the limit or the budget, or a term
-        whose strings are not listed)."""
-        raise NotImplementedError
+    def of(self, term: Term) -> list[bytes] | None:
+        self.budget -= 1
+        if self.budget < 0:
+            return None
+        if term is EPS:
+            return [b""]
+        if term is EMPTY:
+            return []
+        if isinstance(term, Bytes):
+            return self._members(term.mask)
+        if isinstance(term, Lexeme):
+            return self.of(term.item)
+        if isinstance(term, Cat):
+            return self._sequence(term.items)
+        if isinstance(term, Alt):
+            return self._union((item,) for item in term.items)
+        if isinstance(term, Repeat) and term.hi is not None and term.hi <= self.limit:
+            counts = range(term.lo, term.hi + 1)
+            return self._union((term.item,) * count for count in counts)
+        return None
 
-    def single_byte(self, term: T) -> int:
-        """The byte ``term`` is when it is a set of one byte, else -1."""
-        raise NotImplementedError
-
-    def members(self, mask: int) -> list[bytes] | None:
-        """The one-byte strings of a byte set."""
+    def _members(self, mask: int) -> list[bytes] | None:
         if mask.bit_count() > self.limit:
             return None
         members = []
@@ -617,14 +622,13 @@ class StringListing(Generic[T]):
             mask ^= lowest
         return members
 
-    def sequence(self, items: Sequence[T]) -> list[bytes] | None:
+    def _sequence(self, items: tuple[Term, ...]) -> list[bytes] | None:
         """The strings of the concatenation of ``items`` (runs of single bytes, the
         letters of a key, appended at once)."""
         strings, run = [b""], bytearray()
         for item in items:
-            byte = self.single_byte(item)
-            if byte >= 0:
-                run.append(byte)
+            if isinstance(item, Bytes) and item.mask.bit_count() == 1:
+                run.append(item.mask.bit_length() - 1)
                 continue
             tails = self.of(item)
             if tails is None or len(strings) * len(tails) > self.limit:
@@ -636,47 +640,17 @@ class StringListing(Generic[T]):
             strings = [s + run for s in strings]
         return strings
 
-    def union(self, sequences: Iterable[Sequence[T]]) -> list[bytes] | None:
+    def _union(self, sequences: Iterable[tuple[Term, ...]]) -> list[bytes] | None:
         """The strings of the union of the concatenations of ``sequences``."""
         found: dict[bytes, None] = {}
         for items in sequences:
-            strings = self.sequence(items)
+            strings = self._sequence(items)
             if strings is None:
                 return None
             found.update(dict.fromkeys(strings))
             if len(found) > self.limit:
                 return None
         return list(found)
-
-
-class _FiniteStrings(StringListing[Term]):
-    """One ``finite_strings`` listing of object terms."""
-
-    def of(self, term: Term) -> list[bytes] | None:
-        self.budget -= 1
-        if self.budget < 0:
-            return None
-        if term is EPS:
-            return [b""]
-        if term is EMPTY:
-            return []
-        if isinstance(term, Bytes):
-            return self.members(term.mask)
-        if isinstance(term, Lexeme):
-            return self.of(term.item)
-        if isinstance(term, Cat):
-            return self.sequence(term.items)
-        if isinstance(term, Alt):
-            return self.union((item,) for item in term.items)
-        if isinstance(term, Repeat) and term.hi is not None and term.hi <= self.limit:
-            counts = range(term.lo, term.hi + 1)
-            return self.union((term.item,) * count for count in counts)
-        return None
-
-    def single_byte(self, term: Term) -> int:
-        if isinstance(term, Bytes) and term.mask.bit_count() == 1:
-            return term.mask.bit_length() - 1
-        return -1
 
 
 def cat(*terms: Term) -> Term:

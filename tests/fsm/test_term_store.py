@@ -276,10 +276,10 @@ def test_bad_repetition_bounds_are_refused() -> None:
 def test_a_loaded_term_lists_the_strings_its_object_lists(
     pattern: str, limit: int, budget: int
 ) -> None:
-    """``TermStore.finite_strings`` and ``fsm.terms.finite_strings`` share their listing
-    (``terms.StringListing``): on a converted term they list the same strings, and give
-    up at the same limit and budget (the objects also turn down at once what holds an
-    unbounded repetition near the top, which the listing would turn down anyway)."""
+    """``TermStore.finite_strings`` lists as ``fsm.terms.finite_strings`` does: on a
+    converted term the same strings, given up at the same limit and budget (the
+    objects also turn down at once what holds an unbounded repetition near the top,
+    which the listing would turn down anyway)."""
     term = regex_term(pattern)
     store = TermStore()
     mine = store.finite_strings(store.load(term), limit, budget)
