@@ -284,7 +284,11 @@ class Repeat(Term):
     __slots__ = ("item", "lo", "hi")
 
     def __init__(self, item: Term, lo: int, hi: int | None) -> None:
-        super().__init__(hash(("rep", item, lo, hi)), item.needs_liveness_check)
+        # -1 for "unbounded", not None: before Python 3.12, hash(None) is the object's
+        # address, so every term holding a star would hash differently in each run,
+        # whatever PYTHONHASHSEED says, and with it every set's order of terms
+        hash_value = hash(("rep", item, lo, -1 if hi is None else hi))
+        super().__init__(hash_value, item.needs_liveness_check)
         self.item, self.lo, self.hi = item, lo, hi
 
     def _same(self, other: Term) -> bool:

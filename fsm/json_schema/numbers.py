@@ -64,6 +64,21 @@ class NumberChecker:
 
     alphabet = b"0123456789-+.eE"
 
+    def __hash__(self) -> int:
+        """The fields' hash with each absent bound as a string: before Python 3.12,
+        ``hash(None)`` is the object's address, and a checked term hashes its checker
+        (``fsm.terms.Repeat`` says why a term's hash must not change between runs)."""
+        bounds = (self.minimum, self.maximum, self.multiple_of)
+        return hash(
+            (
+                *("none" if bound is None else bound for bound in bounds),
+                self.exclusive_minimum,
+                self.exclusive_maximum,
+                self.integer,
+                self.integer_syntax,
+            )
+        )
+
     def accepts(self, text: bytes) -> bool:
         syntax = _INTEGER_SYNTAX if self.integer_syntax else _NUMBER
         if not syntax.fullmatch(text):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from hypothesis import assume, example, given, settings
@@ -500,3 +503,31 @@ def test_a_pattern_of_repeated_runs_is_the_pattern_of_one_run():
     assert derived_by(runs, b'"ab') == derived_by(run, b'"ab')
     assert repeat(plus(literal(b"a")), 2, None) == repeat(literal(b"a"), 2, None)
     assert repeat(star(literal(b"a")), 2, 3) == star(literal(b"a"))
+
+
+_HASHES = """
+from decimal import Decimal
+from fsm.json_schema import schema_term
+from fsm.json_schema.numbers import NumberChecker
+from fsm.regex import regex_term
+schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+print(hash(regex_term("a*b+c?")), hash(schema_term(schema)), hash(NumberChecker(maximum=Decimal(2))))
+"""
+
+
+def test_term_hashes_do_not_change_between_runs() -> None:
+    """With the hash seed fixed, two processes hash equal terms alike: a term's hash
+    holds no address (``hash(None)`` is one before Python 3.12), so sets of terms, and
+    the orders that follow them, repeat from run to run."""
+    environment = {**os.environ, "PYTHONHASHSEED": "0"}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _HASHES],
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1] and runs[0].strip()
