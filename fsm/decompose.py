@@ -52,14 +52,14 @@ MAX_SEPARATORS = 4
 MAX_NESTING = 4
 """Levels of unions inside a union's branches taken apart (``branch_terms``)."""
 
-_WHITESPACE = byte_mask(b" \t\n\r")
+SEPARATOR_WHITESPACE = byte_mask(b" \t\n\r")
 r"""A single byte heads a lexeme only after optional whitespace (JSON's ``ws }``): in a
 regex, splitting ``(,[0-9]{3})*\.`` saves nothing."""
 
-_SEPARATOR_BUDGET = 24
+SEPARATOR_BUDGET = 24
 """Sub-terms a separator may have: separators are small, anything larger is content."""
 
-_HEAD_BUDGET = 64
+HEAD_BUDGET = 64
 """Sub-terms a plain head that may end is scanned through (a number has about 30)."""
 
 
@@ -84,7 +84,7 @@ class SplitMemo:
     def alphabet(self, item: Term) -> int | None:
         """``_alphabet`` of a separator item within its budget."""
         if item not in self.alphabets:
-            self.alphabets[item] = _alphabet(item, [_SEPARATOR_BUDGET])
+            self.alphabets[item] = _alphabet(item, [SEPARATOR_BUDGET])
         return self.alphabets[item]
 
     def first(self, term: Term) -> int:
@@ -191,7 +191,7 @@ def _split_after_separators(term: Cat, memo: SplitMemo) -> tuple[Term, Term] | N
         if alphabet is None:
             return None
         used |= alphabet
-        optional = optional or (nullable(item) and (alphabet & ~_WHITESPACE) == 0)
+        optional = optional or (nullable(item) and (alphabet & ~SEPARATOR_WHITESPACE) == 0)
     return None
 
 
@@ -345,7 +345,7 @@ def _may_end_split(
     end = position + 1
     while end < len(items) and nullable(items[end]):
         more = memo.alphabet(items[end])
-        if more is None or not more & ~_WHITESPACE:  # whitespace after it is the rest's
+        if more is None or not more & ~SEPARATOR_WHITESPACE:  # whitespace after it is the rest's
             break
         reads |= more
         end += 1
@@ -363,9 +363,9 @@ def _may_end(item: Term) -> int | None:
     bounded separator is left to the rules above."""
     if isinstance(item, Checked):
         return byte_mask(item.checker.alphabet)
-    if not isinstance(item, Alt) or nullable(item) or not _unbounded(item, [_HEAD_BUDGET]):
+    if not isinstance(item, Alt) or nullable(item) or not _unbounded(item, [HEAD_BUDGET]):
         return None
-    return _alphabet(item, [_HEAD_BUDGET])
+    return _alphabet(item, [HEAD_BUDGET])
 
 
 def _unbounded(term: Term, budget: list[int]) -> bool:

@@ -39,6 +39,7 @@ COMPILED = (
     "satisfiable",
     "satisfiable_store",
     "store_automaton",
+    "store_decompose",
     "lexeme_cache",
     "regex",
     "regex_syntax",

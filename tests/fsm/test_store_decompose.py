@@ -1,0 +1,124 @@
+"""``fsm.store_decompose`` against ``fsm.decompose``: on every state the object
+automaton reaches along the walks of schemas and regexes, converted into a store, the
+rows are taken apart as the objects are (the same head and rest, the same lexeme inside
+a lexeme, the same branches, the same answer on whether lexemes may be held)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from fsm.automaton import DEAD
+from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, nested_split, split_lexeme
+from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.errors import InvalidSpec, UnsupportedSchema
+from fsm.json_schema import schema_term
+from fsm.regex import regex_term
+from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
+from fsm.term_store import TermStore
+from fsm.terms import Term
+from tests.fsm.test_schema_compile_in_store import MASKBENCH, SCHEMAS, texts_of
+from tests.fsm.test_store_automaton import REGEXES
+
+
+def reached_terms(term: Term, texts: list[bytes]) -> list[Term]:
+    """The terms of the states the object automaton reaches along ``texts``, byte by
+    byte, and of every live successor met on the way."""
+    automaton = DerivativeAutomaton(term)
+    seen: dict[int, None] = {automaton.initial: None}
+    for text in texts:
+        state = automaton.initial
+        for byte in text:
+            successors, _ = automaton.expand(state)
+            seen.update(dict.fromkeys(int(s) for s in successors if s != DEAD))
+            state = int(successors[byte])
+            if state == DEAD:
+                break
+    return [automaton.term(state) for state in seen]
+
+
+def assert_taken_apart_alike(terms: list[Term]) -> int:
+    """Each term converted into one store, taken apart both ways; returns how many
+    split."""
+    store = TermStore()
+    splits = StoreSplits(store)
+    memo = SplitMemo()
+    split_count = 0
+    for term in terms:
+        row = store.load(term)
+        found = split_lexeme(term, memo)
+        expected = None if found is None else (store.load(found[0]), store.load(found[1]))
+        assert splits.split_lexeme(row) == expected, term
+        if found is not None:
+            split_count += 1
+            inner = nested_split(found[0], memo)
+            loaded = None if inner is None else (store.load(inner[0]), store.load(inner[1]))
+            assert splits.nested_split(store.load(found[0])) == loaded, found[0]
+        for require in (True, False):
+            branches = branch_terms(term, require_lexeme=require, memo=memo)
+            mine = splits.branch_terms(row, require_lexeme=require)
+            if branches is None:
+                assert mine is None, term
+            else:
+                assert mine is not None, term
+                assert sorted(mine) == sorted({store.load(b) for b in branches}), term
+        assert may_hold_lexemes_in(store, row) == may_hold_lexemes(term)
+    return split_count
+
+
+WALKED = [s for s in SCHEMAS if s[1] is not False]
+
+
+@pytest.mark.parametrize(("name", "schema", "values"), WALKED, ids=[s[0] for s in WALKED])
+def test_schema_states_are_taken_apart_as_the_objects_are(
+    name: str, schema: object, values: list[object]
+) -> None:
+    texts = [text for value in values for text in texts_of(value)]
+    assert_taken_apart_alike(reached_terms(schema_term(schema, whitespace_max=1), texts))
+
+
+def test_object_states_split_into_keys_and_values() -> None:
+    """The person schema's states: most split (a key, a value after ``: ``, ``}``)."""
+    name, schema, values = next(s for s in SCHEMAS if s[0] == "person")
+    texts = [text for value in values for text in texts_of(value)]
+    terms = reached_terms(schema_term(schema, whitespace_max=1), texts)
+    assert assert_taken_apart_alike(terms) > len(terms) // 2
+
+
+MAY_END = {
+    "number then a digit": (r"(0|[1-9][0-9]*)5", [b"125", b"05"]),
+    "number then a comma": (r"(0|[1-9][0-9]*),x", [b"12,x", b"0,x"]),
+}
+"""A head that may end (an unbounded union, a number's integer part): it splits off
+only where what follows cannot start with a byte it reads."""
+
+
+@pytest.mark.parametrize("name", sorted(REGEXES))
+def test_regex_states_are_taken_apart_as_the_objects_are(name: str) -> None:
+    pattern, texts = REGEXES[name]
+    assert_taken_apart_alike(reached_terms(regex_term(pattern), texts))
+
+
+@pytest.mark.parametrize("name", sorted(MAY_END))
+def test_heads_that_may_end_split_where_the_objects_split(name: str) -> None:
+    pattern, texts = MAY_END[name]
+    split = assert_taken_apart_alike(reached_terms(regex_term(pattern), texts))
+    assert (split > 0) == (name == "number then a comma")
+
+
+@pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
+def test_maskbench_states_are_taken_apart_as_the_objects_are() -> None:
+    """Every 100th schema of the development split, along its test instances."""
+    with gzip.open(MASKBENCH, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for number, line in enumerate(lines) if number % 100 == 0]
+    split = 0
+    for row in rows:
+        try:
+            term = schema_term(row["schema"])
+        except (InvalidSpec, UnsupportedSchema):
+            continue
+        texts = [json.dumps(t["data"], ensure_ascii=False).encode() for t in row["tests"]]
+        split += assert_taken_apart_alike(reached_terms(term, texts))
+    assert split > 1000
