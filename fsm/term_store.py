@@ -733,13 +733,26 @@ class TermStore:
             return mask
         if kind == KIND_ALT or kind == KIND_AND:
             return self._first_of_members(term, thunks, left)
-        if kind == KIND_REPEAT or kind == KIND_LEXEME or kind == KIND_EXCEPT:
+        if kind == KIND_EXCEPT:
+            return self._first_of_except(term, self._first_over(first, thunks, left))
+        if kind == KIND_REPEAT or kind == KIND_LEXEME:
             return self._first_over(first, thunks, left)
         if kind == KIND_THUNK:
             return self._first_of_thunk(term, thunks, left)
         if kind == KIND_CHECKED:
             return objects.byte_mask(self.checkers[first].alphabet)
         return _ALL_BYTES  # a complement
+
+    def _first_of_except(self, term: int, within: int) -> int:
+        """``within``'s first bytes less those only names start with: a byte a name
+        begins with stays when the derivative by it is not empty (the objects read the
+        trie of the names, which leaves out ``"`` when the empty key is a name)."""
+        found = within
+        for name in self.aparts[self.second[term]]:
+            byte = name[0]
+            if found >> byte & 1 and self.derivative(term, byte) == EMPTY:
+                found &= ~(1 << byte)
+        return found
 
     def _first_of_members(self, term: int, thunks: set[int], left: list[int]) -> int:
         """A union's members' first bytes, or those every intersection member shares."""
