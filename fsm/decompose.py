@@ -42,6 +42,7 @@ from fsm.terms import (
     alt,
     byte_mask,
     cat,
+    derivative,
     lexeme,
     nullable,
 )
@@ -397,9 +398,15 @@ def first_bytes_over(term: Term) -> int:
     """A mask holding every byte a string of ``term`` may start with, read from the
     term's structure without a derivative: a concatenation's items up to the first
     that is not nullable, a union's items, a thunk's body, a checked term's alphabet,
-    every byte for a complement or past the budget (``terms.first_bytes`` is exact but
-    derives the term once per byte class, about what expanding it costs)."""
-    return _first_over(term, set(), [_FIRST_BUDGET])
+    every byte for a complement, a thunk inside its own body, or past the budget
+    (``terms.first_bytes`` is exact but derives the term once per byte class, about
+    what expanding it costs). The answer is the term's alone, whatever order a set
+    of items is visited in: a thunk counts as met again only along one path, and a
+    spent budget answers every byte for the whole term, not for the items visited
+    last (they vary with hashes from run to run)."""
+    budget = [_FIRST_BUDGET]
+    found = _first_over(term, set(), budget)
+    return _ALL_BYTES if budget[0] < 0 else found
 
 
 def _first_over(term: Term, thunks: set[int], budget: list[int]) -> int:
@@ -412,9 +419,17 @@ def _first_over(term: Term, thunks: set[int], budget: list[int]) -> int:
         opening = term.opening_bytes()  # without building the body, when its builder tells
         if opening is not None:
             return opening
-    if isinstance(term, (Repeat, Lexeme, Thunk)):
-        inner = _inner(term, thunks)
-        return _ALL_BYTES if inner is None else _first_over(inner, thunks, budget)
+    if isinstance(term, Thunk):
+        if id(term) in thunks:
+            return _ALL_BYTES
+        thunks.add(id(term))
+        found = _first_over(term.body(), thunks, budget)
+        thunks.discard(id(term))
+        return found
+    if isinstance(term, Lexeme) and term.within is not None and term.apart:
+        return _first_but_names(term, _first_over(term.within, thunks, budget))
+    if isinstance(term, (Repeat, Lexeme)):
+        return _first_over(_inner(term), thunks, budget)
     if isinstance(term, Bytes):
         return term.mask
     if isinstance(term, Checked):
@@ -438,17 +453,23 @@ def _first_of_items(term: Cat | Alt | And, thunks: set[int], budget: list[int]) 
     return mask
 
 
-def _inner(term: Repeat | Lexeme | Thunk, thunks: set[int]) -> Term | None:
-    """What a repetition, a lexeme or a thunk starts with; None for a thunk met again
-    (in its own body, or along another path: counted as every byte)."""
+def _first_but_names(term: Lexeme, within: int) -> int:
+    """A lexeme but some names: ``within``'s first bytes, less each byte only names
+    start with (the derivative by it is empty). Read from the promise, not the item:
+    the item's structure depends on the order its parts met (``_meet_lexemes``), and
+    this answer is exact where ``within``'s is."""
+    found = within
+    for name in term.apart:
+        if name and found >> name[0] & 1 and derivative(term, name[0]) is EMPTY:
+            found &= ~(1 << name[0])
+    return found
+
+
+def _inner(term: Repeat | Lexeme) -> Term:
+    """What a repetition or a lexeme starts with."""
     if isinstance(term, Repeat):
         return EPS if term.hi == 0 else term.item
-    if isinstance(term, Lexeme):
-        return term.item
-    if id(term) in thunks:
-        return None
-    thunks.add(id(term))
-    return term.body()
+    return term.item
 
 
 def _alphabet(term: Term, budget: list[int]) -> int | None:

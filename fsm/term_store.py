@@ -708,9 +708,11 @@ class TermStore:
         concatenation's heads up to the first not nullable, a union's members, the
         bytes every member of an intersection may start with, a thunk's promised
         opening or its body, a checked leaf's alphabet; every byte for a complement, a
-        thunk met again, or past ``budget`` rows."""
+        thunk inside its own body, or past ``budget`` rows (for the whole term, as the
+        objects answer: the same answer in any order)."""
         left = [budget]
-        return self._first_over(term, set(), left)
+        found = self._first_over(term, set(), left)
+        return _ALL_BYTES if left[0] < 0 else found
 
     def _first_over(self, term: int, thunks: set[int], left: list[int]) -> int:
         left[0] -= 1
@@ -749,9 +751,8 @@ class TermStore:
         trie of the names, which leaves out ``"`` when the empty key is a name)."""
         found = within
         for name in self.aparts[self.second[term]]:
-            byte = name[0]
-            if found >> byte & 1 and self.derivative(term, byte) == EMPTY:
-                found &= ~(1 << byte)
+            if name and found >> name[0] & 1 and self.derivative(term, name[0]) == EMPTY:
+                found &= ~(1 << name[0])
         return found
 
     def _first_of_members(self, term: int, thunks: set[int], left: list[int]) -> int:
@@ -775,7 +776,9 @@ class TermStore:
         if term in thunks:
             return _ALL_BYTES
         thunks.add(term)
-        return self._first_over(self._through_body(term, lambda body: body), thunks, left)
+        found = self._first_over(self._through_body(term, lambda body: body), thunks, left)
+        thunks.discard(term)
+        return found
 
     def matches(self, term: int, data: bytes) -> bool:
         """Whether ``term`` accepts exactly ``data``."""

@@ -331,9 +331,10 @@ def test_the_object_builder_builds_fsm_terms() -> None:
     assert OBJECT_TERMS.byte_set(0) is terms.EMPTY
 
 
-def long_optional_run(b: TermBuilder[T]) -> T:
-    """A hundred optional bytes, then one that is not optional."""
-    return b.cat(*(b.opt(b.literal(bytes((97 + n % 3,)))) for n in range(100)), b.literal(b"z"))
+def long_optional_run(b: TermBuilder[T], length: int = 100) -> T:
+    """``length`` optional bytes, then one that is not optional."""
+    optional = (b.opt(b.literal(bytes((97 + n % 3,)))) for n in range(length))
+    return b.cat(*optional, b.literal(b"z"))
 
 
 def test_a_long_concatenation_s_first_bytes_fit_the_budget_both_ways() -> None:
@@ -343,3 +344,22 @@ def test_a_long_concatenation_s_first_bytes_fit_the_budget_both_ways() -> None:
     expected = terms.byte_mask(b"abcz")
     assert stored_terms.first_bytes_over(long_optional_run(stored_terms)) == expected
     assert OBJECT_TERMS.first_bytes_over(long_optional_run(OBJECT_TERMS)) == expected
+
+
+def test_a_spent_budget_answers_every_byte_in_any_order() -> None:
+    """An intersection of a cheap member and one too large to read: every byte,
+    whichever member the store's id order visits first (before, the member visited
+    after the budget ran out read every byte, and the other's bytes survived)."""
+    every = (1 << 256) - 1
+    for cheap_first in (True, False):
+        stored_terms = StoredTerms(TermStore())
+        cheap = stored_terms.literal(b"a") if cheap_first else None
+        large = long_optional_run(stored_terms, 300)
+        if cheap is None:
+            cheap = stored_terms.literal(b"a")
+        both = stored_terms.intersect(cheap, large)
+        assert stored_terms.first_bytes_over(both) == every
+    objects_both = OBJECT_TERMS.intersect(
+        OBJECT_TERMS.literal(b"a"), long_optional_run(OBJECT_TERMS, 300)
+    )
+    assert OBJECT_TERMS.first_bytes_over(objects_both) == every
