@@ -145,7 +145,9 @@ class StoreSplits:
             if alphabet is None:
                 return None
             used |= alphabet
-            optional = optional or (store.nullable(item) and (alphabet & ~SEPARATOR_WHITESPACE) == 0)
+            optional = optional or (
+                store.nullable(item) and (alphabet & ~SEPARATOR_WHITESPACE) == 0
+            )
         return None
 
     def _opened(self, row: int, items: list[int], position: int) -> int | None:

@@ -57,6 +57,7 @@ from fsm.terms import (
     Alt,
     Cat,
     Lexeme,
+    Term,
     alt,
     byte_mask,
     byte_range,
@@ -72,7 +73,6 @@ from fsm.terms import (
     nullable,
     opt,
     repeat,
-    Term,
     star,
     thunk,
 )

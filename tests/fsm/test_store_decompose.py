@@ -17,7 +17,7 @@ from fsm.errors import InvalidSpec, UnsupportedSchema
 from fsm.json_schema import schema_term
 from fsm.regex import regex_term
 from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
-from fsm.term_store import TermStore
+from fsm.term_store import EMPTY, TermStore
 from fsm.terms import Term
 from tests.fsm.test_schema_compile_in_store import MASKBENCH, SCHEMAS, texts_of
 from tests.fsm.test_store_automaton import REGEXES
@@ -68,7 +68,69 @@ def assert_taken_apart_alike(terms: list[Term]) -> int:
     return split_count
 
 
+def states_along(term: Term, text: bytes) -> list[tuple[Term, bytes]]:
+    """The object automaton's states along ``text`` with what is left of it there."""
+    automaton = DerivativeAutomaton(term)
+    state, found = automaton.initial, []
+    for position, byte in enumerate(text):
+        found.append((automaton.term(state), text[position:]))
+        state = int(automaton.expand(state)[0][byte])
+        if state == DEAD:
+            break
+    return found
+
+
+def read_as_a_walk(store: TermStore, head: int, rest: int, text: bytes) -> bool:
+    """Whether a walk of the split reads ``text``: in ``head`` while it reads the next
+    byte, then in ``rest`` from where it stopped, when the head may end there."""
+    read = 0
+    while read < len(text) and store.derivative(head, text[read]) != EMPTY:
+        head = store.derivative(head, text[read])
+        read += 1
+    return store.nullable(head) and store.matches(rest, text[read:])
+
+
+def assert_splits_are_exact(term: Term, texts: list[bytes]) -> int:
+    """Wherever a state's row splits into ``(head, rest)``, on what is left of each
+    text: the row and ``head`` then ``rest`` read it alike, a lexeme head ends at one
+    place at most (it is prefix-free), and a walk that stays in the head while it reads
+    the next byte reads the text as the row does (a head that may end, a number, goes
+    on while it can: ``rest`` cannot start with a byte it reads). Returns how many
+    splits were checked."""
+    store = TermStore()
+    splits = StoreSplits(store)
+    checked = 0
+    for text in texts:
+        for state, left in states_along(term, text):
+            row = store.load(state)
+            split = splits.split_lexeme(row)
+            if split is None:
+                continue
+            head, rest = split
+            ends = [n for n in range(len(left) + 1) if store.matches(head, left[:n])]
+            if splits.is_lexeme(head):
+                assert len(ends) <= 1, (state, left)
+            whole = store.matches(row, left)
+            assert store.matches(store.cat(head, rest), left) == whole, (state, left)
+            assert read_as_a_walk(store, head, rest, left) == whole, (state, left)
+            checked += 1
+    return checked
+
+
 WALKED = [s for s in SCHEMAS if s[1] is not False]
+
+
+@pytest.mark.parametrize(("name", "schema", "values"), WALKED, ids=[s[0] for s in WALKED])
+def test_schema_splits_are_exact_rewrites(name: str, schema: object, values: list[object]) -> None:
+    texts = [text for value in values for text in texts_of(value)]
+    assert_splits_are_exact(schema_term(schema, whitespace_max=1), texts)
+
+
+def test_splits_are_checked_on_texts() -> None:
+    """The person schema's texts meet many splits (the check above is not vacuous)."""
+    name, schema, values = next(s for s in SCHEMAS if s[0] == "person")
+    texts = [text for value in values for text in texts_of(value)]
+    assert assert_splits_are_exact(schema_term(schema, whitespace_max=1), texts) > 50
 
 
 @pytest.mark.parametrize(("name", "schema", "values"), WALKED, ids=[s[0] for s in WALKED])
@@ -108,6 +170,13 @@ def test_heads_that_may_end_split_where_the_objects_split(name: str) -> None:
     assert (split > 0) == (name == "number then a comma")
 
 
+@pytest.mark.parametrize("pattern_texts", [*REGEXES.values(), *MAY_END.values()])
+def test_regex_splits_are_exact_rewrites(pattern_texts: tuple[str, list[bytes]]) -> None:
+    pattern, texts = pattern_texts
+    spoiled = [text + b"x" for text in texts] + [text[:-1] for text in texts]
+    assert_splits_are_exact(regex_term(pattern), texts + spoiled)
+
+
 @pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
 def test_maskbench_states_are_taken_apart_as_the_objects_are() -> None:
     """Every 100th schema of the development split, along its test instances."""
@@ -122,3 +191,22 @@ def test_maskbench_states_are_taken_apart_as_the_objects_are() -> None:
         texts = [json.dumps(t["data"], ensure_ascii=False).encode() for t in row["tests"]]
         split += assert_taken_apart_alike(reached_terms(term, texts))
     assert split > 1000
+
+
+def test_separators_a_lexeme_may_start_with_do_not_split_off() -> None:
+    """Whitespace then a lexeme splits off as one head only when the lexeme cannot
+    start with a byte the whitespace reads: ``" "* lexeme(" ")`` would be a head that
+    ends twice in ``"  "``."""
+    store = TermStore()
+    splits = StoreSplits(store)
+    spaces = store.repeat(store.literal(b" "), 0, None)
+    brace = store.literal(b"}")
+    overlapping = store.cat(spaces, store.cat(store.lexeme(store.literal(b" ")), brace))
+    assert splits.split_lexeme(overlapping) is None
+    apart = store.cat(spaces, store.cat(store.lexeme(store.literal(b"x")), brace))
+    split = splits.split_lexeme(apart)
+    assert split is not None and split[1] == brace
+    head = split[0]
+    for text in (b"x}", b"  x}", b" }", b"x", b"  x}}"):
+        assert store.matches(store.cat(head, brace), text) == store.matches(apart, text)
+        assert read_as_a_walk(store, head, brace, text) == store.matches(apart, text)
