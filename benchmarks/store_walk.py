@@ -11,15 +11,17 @@ one process, their order alternating:
   lexemes and unions walked once and shared, or a regex's position automaton);
 * ``rows``: the spec compiled into one store for the process
   (``fsm.json_schema.schema_term_in``, ``fsm.regex.regex_in``), walked by a
-  ``TokenIndex`` over ``StoreAutomaton``: every state over the whole vocabulary
-  trie, since nothing is taken apart on ids yet.
+  ``TokenIndex`` over ``StoreAutomaton``, its states taken apart as the objects' are
+  (``fsm.store_decompose``), except counted strings and walks shared across automata;
+* ``rows plain`` (with ``--plain``): the same with nothing taken apart, every state
+  walked over the whole vocabulary trie (the sixty-sixth session's yardstick).
 
-Every mask of the rows' walk must equal the objects' (the script stops otherwise).
+Every mask of the rows' walks must equal the objects' (the script stops otherwise).
 The collector is on, as in a service. Reported: compile + walk per instance (ratios
-rows / objects: median, p90, sums), the steps' p50 and p99, and the states each way
-expanded.
+to the objects: median, p90, sums), the steps' p50 and p99, and the states each way
+numbered.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/store_walk.py [--sample 200] [--json F]
+    PYTHONPATH=. .venv/bin/python benchmarks/store_walk.py [--sample 200] [--plain] [--json F]
 """
 
 from __future__ import annotations
@@ -56,12 +58,14 @@ class RowCompiler:
         self.store = TermStore()
         self.strings: StringTerms[int] = strings_in(StoredTerms(self.store))
 
-    def index(self, kind: str, source: Any, vocabulary: fsm.Vocabulary) -> TokenIndex:
+    def index(
+        self, kind: str, source: Any, vocabulary: fsm.Vocabulary, decompose: bool = True
+    ) -> TokenIndex:
         if kind == "regex":
             row = regex_in(self.strings.terms, source)
         else:
             row = compile_into(self.strings, source)
-        return TokenIndex(StoreAutomaton(self.store, row), vocabulary)
+        return TokenIndex(StoreAutomaton(self.store, row, decompose=decompose), vocabulary)
 
 
 def object_index(kind: str, source: Any, vocabulary: fsm.Vocabulary) -> TokenIndex:
@@ -90,20 +94,23 @@ def walk(make_index: Any, tokens: list[int]) -> tuple[float, list[float], list[n
 def measure(
     label: str, kind: str, source: Any, tokens: list[int], context: dict, turn: int
 ) -> dict[str, Any]:
-    """Both ways on one instance, in turn; raises when a mask differs."""
+    """Every way on one instance, in turn; raises when a mask differs."""
     vocabulary, rows = context["vocabulary"], context["rows"]
     ways = {
         "objects": lambda: object_index(kind, source, vocabulary),
         "rows": lambda: rows.index(kind, source, vocabulary),
     }
+    if context.get("plain"):
+        ways["rows plain"] = lambda: rows.index(kind, source, vocabulary, decompose=False)
     found: dict[str, Any] = {}
     for way in sorted(ways, reverse=turn % 2 == 1):
         found[way] = walk(ways[way], tokens)
-    for position, (mine, theirs) in enumerate(
-        zip(found["rows"][2], found["objects"][2], strict=True)
-    ):
-        if not np.array_equal(mine, theirs):
-            raise AssertionError(f"{label}: the masks differ at token {position}")
+    for way in ways:
+        for position, (mine, theirs) in enumerate(
+            zip(found[way][2], found["objects"][2], strict=True)
+        ):
+            if not np.array_equal(mine, theirs):
+                raise AssertionError(f"{label}: the masks differ at token {position} ({way})")
     return {
         way: {"total_ms": total, "steps_us": steps, "states": states}
         for way, (total, steps, _, states) in found.items()
@@ -128,16 +135,23 @@ def instances(sample: int, tokenizer: Any) -> list[tuple[str, str, Any, list[int
     return found
 
 
+def ways_in(results: dict[str, dict]) -> list[str]:
+    """The ways measured, the objects' first."""
+    return ["objects", *sorted(way for way in next(iter(results.values())) if way != "objects")]
+
+
 def summary(results: dict[str, dict]) -> list[str]:
-    ratios = [r["rows"]["total_ms"] / r["objects"]["total_ms"] for r in results.values()]
-    sums = {way: sum(r[way]["total_ms"] for r in results.values()) for way in ("objects", "rows")}
-    lines = [
-        f"- {len(results)} instances, every mask equal both ways",
-        f"- compile + walk, rows / objects per instance: median {fmt(median(ratios), 2)}, "
-        f"p90 {fmt(percentile(ratios, 90), 2)}; sums {fmt(sums['objects'], 1)} ms against "
-        f"{fmt(sums['rows'], 1)} ms ({fmt(sums['rows'] / sums['objects'], 2)})",
-    ]
-    for way in ("objects", "rows"):
+    ways = ways_in(results)
+    sums = {way: sum(r[way]["total_ms"] for r in results.values()) for way in ways}
+    lines = [f"- {len(results)} instances, every mask equal every way"]
+    for way in ways[1:]:
+        ratios = [r[way]["total_ms"] / r["objects"]["total_ms"] for r in results.values()]
+        lines.append(
+            f"- compile + walk, {way} / objects per instance: median {fmt(median(ratios), 2)}, "
+            f"p90 {fmt(percentile(ratios, 90), 2)}; sums {fmt(sums['objects'], 1)} ms against "
+            f"{fmt(sums[way], 1)} ms ({fmt(sums[way] / sums['objects'], 2)})"
+        )
+    for way in ways:
         steps = [step for r in results.values() for step in r[way]["steps_us"][1:]]
         states = sum(r[way]["states"] for r in results.values())
         lines.append(
@@ -148,31 +162,31 @@ def summary(results: dict[str, dict]) -> list[str]:
 
 
 def case_table(results: dict[str, dict]) -> str:
+    """Per fixed case and way: compile + walk (ms), its ratio to the objects', and
+    the steps' p99 (µs)."""
+    ways = ways_in({name: results[name] for name in CASES})
     rows = []
     for name in CASES:
         r = results[name]
-        rows.append(
-            [
-                name,
-                fmt(r["objects"]["total_ms"], 1),
-                fmt(r["rows"]["total_ms"], 1),
-                fmt(r["rows"]["total_ms"] / r["objects"]["total_ms"], 2),
-                fmt(percentile(r["objects"]["steps_us"][1:], 99), 0),
-                fmt(percentile(r["rows"]["steps_us"][1:], 99), 0),
-            ]
-        )
-    headers = ["case", "objects (ms)", "rows (ms)", "ratio", "objects p99 (µs)", "rows p99 (µs)"]
+        line = [name]
+        for way in ways:
+            ratio = r[way]["total_ms"] / r["objects"]["total_ms"]
+            line.append(f"{fmt(r[way]['total_ms'], 1)} ({fmt(ratio, 2)})")
+            line.append(fmt(percentile(r[way]["steps_us"][1:], 99), 0))
+        rows.append(line)
+    headers = ["case"] + [h for way in ways for h in (f"{way} (ms)", f"{way} p99 (µs)")]
     return markdown_table(headers, rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=200, help="MaskBench schemas (0: none)")
+    parser.add_argument("--plain", action="store_true", help="also walk rows not taken apart")
     parser.add_argument("--json", help="write every instance's figures to this file")
     args = parser.parse_args()
     tokenizer = _tokenizer()
     vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
-    context = {"vocabulary": vocabulary, "rows": RowCompiler()}
+    context = {"vocabulary": vocabulary, "rows": RowCompiler(), "plain": args.plain}
     work = instances(args.sample, tokenizer)
     # warm-up on a schema of its own: the vocabulary's trie, the shared JSON pieces (and
     # the objects' lexeme walks of them, as a service has them), no measured schema seen

@@ -109,6 +109,12 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         """The state "``lexeme_state``, then ``continuation``"."""
         ...
 
+    def inside(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
+        """A lexeme then ``continuation`` taken apart at a lexeme at the lexeme's head
+        (a key's string inside an arbitrary value): the inner lexeme's state, then the
+        state of the rest of the outer one followed by ``continuation``; else None."""
+        ...
+
     def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
         """``(plain, lo, hi)`` when the lexeme repeats a unit ``lo..hi`` times then closes
         (a JSON string with a length bound): ``plain`` (a key) repeats it any number of

@@ -16,6 +16,7 @@ import numpy as np
 
 from fsm.automaton import DEAD
 from fsm.counted import Counted, counted_form, plain_form, unit_automaton
+from fsm.decomposable import DecomposableBase
 from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, nested_split, split_lexeme
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
@@ -47,7 +48,7 @@ _QUICK_SEARCH = 4
 """Terms a liveness search sees before it also looks for a witness."""
 
 
-class DerivativeAutomaton:
+class DerivativeAutomaton(DecomposableBase):
     """``ByteAutomaton`` over the derivatives of ``term``."""
 
     def __init__(

@@ -43,7 +43,7 @@ from mypy_extensions import mypyc_attr
 from fsm.automaton import DEAD, ByteAutomaton, as_decomposable
 from fsm.byte_table import ByteTable
 from fsm.completion import OutOfBudget, shortest_completion
-from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.decomposable import DecomposableBase
 from fsm.errors import FsmError
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.row_walk import RowWalker, distinct_with_inverse
@@ -101,10 +101,10 @@ class IndexCore:
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
         self._parts = as_decomposable(automaton) if share_lexemes else None
-        # The walker calls its parts' methods tens of times a row: typed as the concrete
-        # class, compiled code calls them directly; through the protocol every call was a
-        # Python call (2.5-5% of a cold walk, ``docs/design.md``).
-        apart = self._parts if isinstance(self._parts, DerivativeAutomaton) else None
+        # The walker calls its parts' methods tens of times a row: typed as a compiled
+        # base class, compiled code calls them natively; through the protocol every call
+        # was a Python call (2.5-5% of a cold walk, ``docs/design.md``).
+        apart = self._parts if isinstance(self._parts, DecomposableBase) else None
         shared = vocabulary.lexeme_walks if apart is not None else None
         self._walker = RowWalker(self._bytes, vocabulary.trie, vocabulary.size, apart, shared)
         # Token rows, in build order; their sorted tokens and targets when asked.

@@ -5,7 +5,8 @@ in, where the lexeme ends inside the trie) depends only on the lexeme and the
 vocabulary. JSON strings, formats and patterns recur across schemas, so a service that
 sees a new schema per request walks ``{"type": "string"}`` once per vocabulary, not
 once per schema. Entries are keyed by the lexeme's identity across automata
-(``DecomposableAutomaton.lexeme_key``, a term for ``DerivativeAutomaton``), and the
+(``DecomposableAutomaton.lexeme_key``: a term for ``DerivativeAutomaton``, the store and
+a row for ``StoreAutomaton``), and the
 end states are kept as keys too, so an index numbers them its own way on a hit. A
 bounded repetition's counted walk is kept the same way, and so are its selections by
 bounds (``CountedSelection``): a string of ``maxLength: 60`` or a uuid's hex group

@@ -4,8 +4,9 @@ The row of a state is a walk of the vocabulary trie (``fsm.trie_walk.walk_trie``
 the automaton's byte table. Below a trie node whose state is not expanded yet the walk
 stops; the state is expanded and the walk goes on below that node alone.
 
-A ``DecomposableAutomaton`` (the walker takes the one there is, ``DerivativeAutomaton``:
-compiled calls through a protocol are Python calls) makes most of that work shareable:
+A ``DecomposableAutomaton`` (the walker takes it as ``fsm.decomposable.DecomposableBase``,
+a compiled base class: compiled calls through a protocol are Python calls) makes most
+of that work shareable:
 
 * **Lexemes.** When a state is "lexeme ``L``, then ``K``", a token is read inside ``L``
   the same way whatever ``K`` is, so the walk goes over ``L``'s own states (the table
@@ -62,7 +63,7 @@ from mypy_extensions import mypyc_attr
 from fsm.automaton import DEAD
 from fsm.byte_table import ByteTable
 from fsm.counted import counting_table
-from fsm.derivative_automaton import DerivativeAutomaton
+from fsm.decomposable import DecomposableBase
 from fsm.lexeme_cache import (
     CountedSelection,
     CountedWalk,
@@ -262,7 +263,7 @@ class RowWalker:
         table: ByteTable,
         trie: TokenTrie,
         vocab_size: int,
-        parts: DerivativeAutomaton | None,
+        parts: DecomposableBase | None,
         shared: LexemeWalkCache | None = None,
     ) -> None:
         self.table = table

@@ -1,46 +1,61 @@
-"""A lazily explored DFA over a store's rows: the first automaton the token index can
-walk with no object term in it (``fsm.term_store``, issue 15).
+"""A lazily explored DFA over a store's rows: the automaton the token index can walk
+with no object term in it (``fsm.term_store``, issue 15).
 
-``StoreAutomaton`` is the plain part of ``fsm.derivative_automaton.DerivativeAutomaton``
-on ids: its states are rows, numbered as they are found; ``expand`` takes one derivative
-per byte class of a state's row and keeps the successors that are live. Liveness is
-read off the rows where their syntax tells (no intersection or complement outside a
-thunk), taken apart where it can be (a concatenation is live when its parts are, a
-union when one member is, a repetition when it may repeat zero times or its item is
-live), and searched breadth first over derivatives where it cannot, up to a budget
-past which a term counts as live (a search only prunes, as the objects' does).
+``StoreAutomaton`` is ``fsm.derivative_automaton.DerivativeAutomaton`` on ids: its
+states are rows, numbered as they are found; ``expand`` takes one derivative per byte
+class of a state's row and keeps the successors that are live. Liveness is read off
+the rows where their syntax tells (no intersection or complement outside a thunk),
+taken apart where it can be (a concatenation is live when its parts are, a union when
+one member is, a repetition when it may repeat zero times or its item is live), and
+searched breadth first over derivatives where it cannot, up to a budget past which a
+term counts as live (a search only prunes, as the objects' does).
 
-It takes no state apart for the walk: no lexeme or union is walked once and shared
-(``has_lexemes`` is false), so the token index walks every state over the whole trie.
-Decomposing on ids (``fsm.decompose``, ``fsm.counted``) and the witness search
-(``fsm.witness``) are the next steps of the path ``docs/design.md`` names.
+States are taken apart for the row walker as the objects' are
+(``fsm.decomposable.DecomposableBase``; the splits are ``fsm.store_decompose``'s):
+a lexeme then a continuation, a lexeme inside a lexeme, a union's branches, counted
+strings (``fsm.store_counted``), with joins, unions, a key's prefixes and counted
+states numbered before their rows are built. A lexeme's key is the store's identity
+and its row: the vocabulary's walks are shared by the automata over one store. Not
+yet on rows: the witness search (``fsm.witness``).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
+from typing import cast
 
 import numpy as np
 
 from fsm.automaton import DEAD
+from fsm.decomposable import DecomposableBase
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
+from fsm.store_counted import CountedRow, counted_form_in, plain_form_in, unit_automaton_in
+from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
 from fsm.term_store import (
     EMPTY,
+    EPS,
     KIND_ALT,
     KIND_CAT,
+    KIND_EXCEPT,
     KIND_LEXEME,
     KIND_REPEAT,
+    KIND_THUNK,
     TermStore,
 )
 
 _NO_SUCCESSORS = np.full(256, DEAD, np.int32)
 _NO_SUCCESSORS.flags.writeable = False  # copied by ``expand``, never written
 
+_PENDING = -1
+"""The row of a state numbered before it is built (a join, a union, a key's prefix)."""
 
-class StoreAutomaton:
-    """``ByteAutomaton`` over the derivatives of the row ``root`` of ``store``. A store
-    is for one thread, and so is this."""
+
+class StoreAutomaton(DecomposableBase):
+    """``ByteAutomaton`` over the derivatives of the row ``root`` of ``store``, taken
+    apart for the row walker unless ``decompose`` is false. A store is for one
+    thread, and so is this."""
 
     def __init__(
         self,
@@ -49,15 +64,37 @@ class StoreAutomaton:
         *,
         max_states: int = DEFAULT_MAX_STATES,
         liveness_budget: int = 400,
+        decompose: bool = True,
     ) -> None:
         self.store = store
-        self._rows: list[int] = []
+        self._rows: list[int] = []  # _PENDING until built (``_row``)
         self._ids: dict[int, int] = {}
         self._live: dict[int, bool] = {EMPTY: False}
         self._accepted: dict[int, bytes] = {}  # a string a row found live accepts
         self._max_states = max_states
         self._liveness_budget = liveness_budget
         self.searches = 0
+        self._splitter = StoreSplits(store)
+        self._decompose_states = decompose
+        self._has_lexemes: bool | None = None
+        self._exit: int | None = None
+        self._splits: dict[int, tuple[int, int] | None] = {}
+        self._steps: dict[tuple[int, int], int] = {}
+        self._strings: dict[tuple[int, int], list[bytes] | None] = {}
+        self._joins: dict[tuple[int, int], int] = {}
+        self._pending_joins: dict[int, tuple[int, int]] = {}
+        self._inside_pairs: dict[tuple[int, int], tuple[int, int]] = {}
+        self._branches: dict[int, tuple[int, ...] | None] = {}
+        self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
+        self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
+        self._union_joins: dict[int, tuple[tuple[int, int], ...]] = {}
+        self._prefixes: dict[tuple[int, bytes], int] = {}
+        self._pending_prefixes: dict[int, tuple[int, bytes]] = {}
+        self._literal_rests: dict[int, bytes] = {}
+        # counted lexemes' states by unit and closing, then by the partial's index and
+        # the bounds left (-1: no upper bound); pending ones: the form, partial, units
+        self._counted: dict[tuple[int, int], dict[tuple[int, int, int], int]] = {}
+        self._pending_counted: dict[int, tuple[CountedRow, int, int]] = {}
         self._initial = self._intern(root)
 
     @property
@@ -68,17 +105,13 @@ class StoreAutomaton:
     def num_states(self) -> int:
         return len(self._rows)
 
-    @property
-    def has_lexemes(self) -> bool:
-        return False
-
     def row(self, state: int) -> int:
         """The row a state stands for (what remains to be matched)."""
-        return self._rows[state]
+        return self._row(state)
 
     def expand(self, state: int) -> tuple[np.ndarray, bool]:
         store = self.store
-        row = self._rows[state]
+        row = self._row(state)
         members = store.representatives(row)
         leading, rest = self._handed_down(row)
         of_class = _NO_SUCCESSORS.copy()  # indexed by representative byte
@@ -91,18 +124,259 @@ class StoreAutomaton:
         return of_class[np.frombuffer(members, np.uint8)], store.nullable(row)
 
     def accepts(self, state: int) -> bool:
-        return self.store.nullable(self._rows[state])
+        """Whether the state's row is nullable; for a union of joins or a join, read
+        off their parts without building the row (``DerivativeAutomaton.accepts``)."""
+        joins = self._union_joins.get(state)
+        if joins is not None:
+            return any(self.accepts(head) and self.accepts(rest) for head, rest in joins)
+        if state in self._literal_rests:  # a proper prefix of a lexeme's one string
+            return False
+        pair = self._pending_joins.get(state)
+        if pair is not None:
+            return self.accepts(pair[0]) and self.accepts(pair[1])
+        return self.store.nullable(self._row(state))
 
     def _intern(self, row: int) -> int:
         state = self._ids.get(row)
         if state is None:
-            if len(self._rows) >= self._max_states:
-                raise ConstraintTooLarge(
-                    f"the constraint needs more than {self._max_states} automaton states"
-                )
-            state = self._ids[row] = len(self._rows)
-            self._rows.append(row)
+            state = self._ids[row] = self._number_state(row)
         return state
+
+    def _number_state(self, row: int) -> int:
+        """A new state for ``row`` (``_PENDING``: built on first use)."""
+        if len(self._rows) >= self._max_states:
+            raise ConstraintTooLarge(
+                f"the constraint needs more than {self._max_states} automaton states"
+            )
+        self._rows.append(row)
+        return len(self._rows) - 1
+
+    def _row(self, state: int) -> int:
+        """A state's row, building a pending join's, union's, prefix's or counted
+        state's on first use."""
+        row = self._rows[state]
+        if row != _PENDING:
+            return row
+        store = self.store
+        pair = self._pending_joins.pop(state, None)
+        items = self._pending_unions.pop(state, None)
+        counted = self._pending_counted.pop(state, None)
+        if counted is not None:
+            form, partial, units = counted
+            row = form.after(store, partial, units)
+        elif pair is not None:
+            row = store.cat(self._row(pair[0]), self._row(pair[1]))
+        elif items is not None:
+            row = store.alt(
+                [
+                    self._row(item)
+                    if isinstance(item, int)
+                    else store.cat(self._row(item[0]), self._row(item[1]))
+                    for item in items
+                ]
+            )
+        else:
+            lexeme, read = self._pending_prefixes.pop(state)
+            row = self._row(lexeme)
+            for byte in read:
+                row = store.derivative(row, byte)
+        self._ids.setdefault(row, state)
+        self._rows[state] = row
+        return row
+
+    # ------------------------------------------------------------------ parts
+
+    @property
+    def has_lexemes(self) -> bool:
+        """Whether the root may hold a lexeme (``may_hold_lexemes_in``)."""
+        if self._has_lexemes is None:
+            self._has_lexemes = self._decompose_states and may_hold_lexemes_in(
+                self.store, self._row(self._initial)
+            )
+        return self._has_lexemes
+
+    @property
+    def exit_state(self) -> int:
+        if self._exit is None:
+            self._exit = self._intern(EPS)
+        return self._exit
+
+    def lexeme_split(self, state: int) -> tuple[int, int] | None:
+        if state in self._splits:
+            return self._splits[state]
+        parts = self._splitter.split_lexeme(self._row(state))
+        split = None
+        if parts is not None:
+            head, rest = parts
+            split = self._intern(head), (self.exit_state if rest == EPS else self._intern(rest))
+        self._splits[state] = split
+        return split
+
+    def lexeme_strings(self, lexeme_state: int, limit: int) -> list[bytes] | None:
+        key = lexeme_state, limit
+        if key in self._strings:
+            return self._strings[key]
+        row = self._row(lexeme_state)
+        store = self.store
+        found = store.finite_strings(row, limit) if store.kinds[row] == KIND_LEXEME else None
+        self._strings[key] = found
+        return found
+
+    def step(self, state: int, byte: int) -> int:
+        move = state, byte
+        known = self._steps.get(move)
+        if known is not None:
+            return known
+        store = self.store
+        row = self._row(state)
+        target = store.derivative(row, byte)
+        leading, rest = self._handed_down(row)
+        if leading is not None and store.representatives(row)[byte] == leading:
+            self._known_live(target, rest)
+        stepped = self._intern(target) if self.is_live(target) else DEAD
+        self._steps[move] = stepped
+        return stepped
+
+    def after(self, lexeme_state: int, text: bytes, read: int) -> int:
+        key = lexeme_state, text[:read]
+        state = self._prefixes.get(key)
+        if state is None:
+            state = self._prefixes[key] = self._number_state(_PENDING)
+            self._pending_prefixes[state] = key
+            self._literal_rests[state] = text[read:]
+        return state
+
+    def literal_text(self, lexeme_state: int) -> bytes | None:
+        return self._literal_rests.get(lexeme_state)
+
+    def lexeme_within(self, lexeme_state: int) -> tuple[int, frozenset[bytes]] | None:
+        store = self.store
+        row = self._row(lexeme_state)
+        if store.kinds[row] != KIND_EXCEPT:
+            return None
+        return self._intern(store.first[row]), frozenset(store.aparts[store.second[row]])
+
+    def join(self, lexeme_state: int, continuation: int) -> int:
+        key = lexeme_state, continuation
+        state = self._joins.get(key)
+        if state is None:
+            state = self._joins[key] = self._number_state(_PENDING)
+            self._pending_joins[state] = key
+            self._splits[state] = key
+        return state
+
+    def inside(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
+        row = self._rows[lexeme_state]  # a pending state (a prefix, a count) is not nested
+        found = None if row == _PENDING else self._splitter.nested_split(row)
+        if found is None:
+            return None
+        key = lexeme_state, continuation
+        pair = self._inside_pairs.get(key)
+        if pair is None:
+            after = self.store.cat(found[1], self._row(continuation))
+            rest = self.exit_state if after == EPS else self._intern(after)
+            pair = self._inside_pairs[key] = self._intern(found[0]), rest
+        return pair
+
+    def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
+        """``(plain, lo, hi)`` when the lexeme is ``unit{lo,hi} close``
+        (``fsm.store_counted``): ``plain`` is the store's identity and the row of
+        ``unit* close``, a key the vocabulary's counted walks are kept by."""
+        store = self.store
+        counted = counted_form_in(store, self._row(lexeme_state))
+        if counted is None:
+            return None
+        return (store.identity, counted.plain(store)), counted.lo, counted.hi
+
+    def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
+        assert isinstance(plain, tuple) and plain[0] is self.store.identity
+        row: int = plain[1]
+        counted = plain_form_in(self.store, row)
+        return None if counted is None else unit_automaton_in(self.store, counted)
+
+    def counted_states(
+        self, lexeme_state: int, partials: tuple[Hashable, ...], ends: list[tuple[int, int]]
+    ) -> list[int]:
+        """``DerivativeAutomaton.counted_states`` on rows: numbered now, per unit and
+        closing by the bounds left, their rows built on first use."""
+        counted = counted_form_in(self.store, self._row(lexeme_state))
+        assert counted is not None
+        family_key = (counted.unit, counted.close)
+        family = self._counted.get(family_key)
+        if family is None:
+            family = self._counted[family_key] = {}
+        lo, hi = counted.lo, -1 if counted.hi is None else counted.hi
+        found = []
+        for kind, units in ends:
+            key = (kind, max(lo - units, 0), -1 if hi < 0 else hi - units)
+            state = family.get(key)
+            if state is None:
+                partial = partials[kind]
+                assert isinstance(partial, int)
+                state = family[key] = self._number_state(_PENDING)
+                self._pending_counted[state] = counted, partial, units
+            found.append(state)
+        return found
+
+    def lexeme_key(self, lexeme_state: int) -> Hashable:
+        """The store's identity and the lexeme's row: the vocabulary's walks are shared
+        by the automata over one store, and kept apart from another store's."""
+        return self.store.identity, self._row(lexeme_state)
+
+    def lexeme_state(self, key: Hashable) -> int:
+        assert isinstance(key, tuple) and key[0] is self.store.identity
+        row: int = key[1]
+        return self._intern(row)
+
+    def head_split(self, state: int) -> tuple[int, int] | None:
+        """``(first item, the rest)`` of a concatenation state, seen through a lexeme's
+        item and a thunk's body (``DerivativeAutomaton.head_split``)."""
+        store = self.store
+        row = self._row(state)
+        for _ in range(8):
+            kind = store.kinds[row]
+            if kind == KIND_LEXEME:
+                row = store.first[row]
+            elif kind == KIND_THUNK:
+                row = store.body(row)
+            else:
+                break
+        if store.kinds[row] != KIND_CAT:
+            return None
+        return self._intern(store.first[row]), self._intern(store.second[row])
+
+    def alternatives(self, state: int) -> tuple[int, ...] | None:
+        rows = self._splitter.branch_terms(self._row(state), require_lexeme=False)
+        return None if rows is None else tuple(self._intern(row) for row in rows)
+
+    def branches(self, state: int) -> tuple[int, ...] | None:
+        if state in self._branches:
+            return self._branches[state]
+        rows = self._splitter.branch_terms(self._row(state))
+        found = None if rows is None else tuple(self._intern(row) for row in rows)
+        self._branches[state] = found
+        return found
+
+    def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
+        state = self._unions.get(items)
+        if state is None:
+            state = self._unions[items] = self._number_state(_PENDING)
+            self._pending_unions[state] = items
+            if all(not isinstance(item, int) for item in items):
+                self._union_joins[state] = cast(tuple[tuple[int, int], ...], items)
+        return state
+
+    def union_joins(self, state: int) -> tuple[tuple[int, int], ...] | None:
+        return self._union_joins.get(state)
+
+    def stated_completion(self, state: int) -> bytes | None:
+        """The shortest completion a thunk states for itself."""
+        store = self.store
+        row = self._row(state)
+        if store.kinds[row] != KIND_THUNK:
+            return None
+        shortest = store.thunk_of(row).shortest
+        return None if shortest is None else shortest()
 
     # ------------------------------------------------------------------ liveness
 

@@ -110,6 +110,9 @@ class TermStore:
         self.thunks: list[objects.Thunk | StoredThunk] = []
         self.checkers: list[objects.Checker] = []
         self.texts: list[bytes] = []
+        # names this store in keys kept beyond it (a row id means something in its
+        # store alone): a token walk cache shared per vocabulary keys a lexeme by both
+        self.identity: object = object()
         self._ids: dict[int, int] = {}
         self._runs: dict[int, int] = {}
         self._count_ids: dict[int, int] = {}

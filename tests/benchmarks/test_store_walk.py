@@ -17,10 +17,10 @@ def store_walk(benchmark_script):
     return benchmark_script("store_walk")
 
 
-def small_context(store_walk) -> dict:
+def small_context(store_walk, plain: bool = True) -> dict:
     tokens = [b"{", b"}", b'"a"', b":", b"1", b"2", b'{"a":', b'"', b"a", None]
     vocabulary = fsm.Vocabulary.from_raw(tokens, eos_ids=len(tokens) - 1)
-    return {"vocabulary": vocabulary, "rows": store_walk.RowCompiler()}
+    return {"vocabulary": vocabulary, "rows": store_walk.RowCompiler(), "plain": plain}
 
 
 @pytest.mark.parametrize(
@@ -33,16 +33,18 @@ def small_context(store_walk) -> dict:
 def test_both_ways_walk_with_equal_masks(store_walk, kind, source, tokens) -> None:
     context = small_context(store_walk)
     found = store_walk.measure("case", kind, source, tokens, context, 0)
-    for way in ("objects", "rows"):
+    assert sorted(found) == ["objects", "rows", "rows plain"]
+    for way in found:
         assert len(found[way]["steps_us"]) == len(tokens) + 1
         assert found[way]["total_ms"] > 0 and found[way]["states"] > 0
     lines = store_walk.summary({"case": found})
-    assert lines[0] == "- 1 instances, every mask equal both ways"
+    assert lines[0] == "- 1 instances, every mask equal every way"
+    assert sum("/ objects per instance" in line for line in lines) == 2
 
 
 def test_a_mask_that_differs_stops_the_run(store_walk, monkeypatch) -> None:
     """A rows walk whose masks were otherwise would be reported, not timed."""
-    context = small_context(store_walk)
+    context = small_context(store_walk, plain=False)
     real_walk = store_walk.walk
     calls = []
 

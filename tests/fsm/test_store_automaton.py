@@ -33,10 +33,13 @@ REGEXES = {
 }
 
 
-def both_automata(schema: object) -> tuple[StoreAutomaton, DerivativeAutomaton]:
+def both_automata(
+    schema: object, decompose: bool = True
+) -> tuple[StoreAutomaton, DerivativeAutomaton]:
     store = TermStore()
     row = schema_term_in(strings_in(StoredTerms(store)), schema, whitespace_max=1)
-    return StoreAutomaton(store, row), DerivativeAutomaton(schema_term(schema, whitespace_max=1))
+    rows = StoreAutomaton(store, row, decompose=decompose)
+    return rows, DerivativeAutomaton(schema_term(schema, whitespace_max=1))
 
 
 def assert_walked_alike(rows: ByteAutomaton, objects: ByteAutomaton, text: bytes) -> None:
@@ -141,17 +144,20 @@ TOKENS = [
     ],
     ids=lambda s: s if isinstance(s, str) else "",
 )
+@pytest.mark.parametrize("decompose", [True, False], ids=["taken apart", "plain"])
 def test_token_masks_over_rows_are_the_object_terms(
-    name: str, schema: object, values: list[object]
+    name: str, schema: object, values: list[object], decompose: bool
 ) -> None:
     """A token index walks each automaton (the objects' with its lexemes shared, the
-    rows' state by state): the allowed tokens agree at every state a value's bytes
-    reach, read one single-byte token at a time."""
+    rows' taken apart alike, or state by state): the allowed tokens agree at every
+    state a value's bytes reach, read one single-byte token at a time, and a shortest
+    completion from the rows' state leads to acceptance."""
     vocabulary = Vocabulary.from_raw(
         [*TOKENS, *(bytes((b,)) for b in range(32, 127)), None], eos_ids=len(TOKENS) + 95
     )
     byte_token = {b: len(TOKENS) + b - 32 for b in range(32, 127)}
-    rows, objects = both_automata(schema)
+    rows, objects = both_automata(schema, decompose)
+    assert rows.has_lexemes == decompose
     row_index = TokenIndex(rows, vocabulary)
     object_index = TokenIndex(objects, vocabulary)
     for value in values:
@@ -164,7 +170,75 @@ def test_token_masks_over_rows_are_the_object_terms(
                 break
             here = row_index.next_state(here, byte_token[byte])
             there = object_index.next_state(there, byte_token[byte])
+            completion = row_index.shortest_completion(here)
+            if completion is not None:
+                assert row_index.is_final(row_index.step_bytes(here, completion))
         assert row_index.is_final(here) == object_index.is_final(there)
+
+
+def test_rows_taken_apart_expand_fewer_states() -> None:
+    """Along the person schema's values, the index over rows taken apart expands fewer
+    states than over plain rows, and as many as over the objects: the walk reads a
+    key's or a string's states inside its lexeme, not once per place it appears."""
+    name, schema, values = next(s for s in SCHEMAS if s[0] == "person")
+    vocabulary = Vocabulary.from_raw([*TOKENS, None], eos_ids=len(TOKENS))
+    expanded = []
+    for automaton in (*both_automata(schema), both_automata(schema, False)[0]):
+        index = TokenIndex(automaton, vocabulary)
+        for value in values:
+            text = json.dumps(value, separators=(",", ":")).encode()
+            state = index.initial_state
+            while text:
+                allowed = index.allowed_tokens(state).tolist()
+                token = next(
+                    (t for t in allowed if t < len(TOKENS) and text.startswith(TOKENS[t])), None
+                )
+                if token is None:
+                    break
+                text = text[len(TOKENS[token]) :]
+                state = index.next_state(state, token)
+        expanded.append(index.num_states_expanded)
+    rows, objects, plain = expanded
+    assert rows == objects < plain, expanded
+
+
+BOUNDED = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "minLength": 2, "maxLength": 6},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 4}},
+    },
+}
+BOUNDED_TOKENS = [b'{"', b"code", b'":"', b"ab", b"c", b'"', b',"', b"tags", b'":["', b'","', b'"]']
+
+
+def test_bounded_strings_are_counted_on_rows_as_on_objects() -> None:
+    """Strings with length bounds, walked by tokens of several characters: the rows'
+    index counts their units as the objects' does (``fsm.store_counted``), so both
+    number as many states and expand as many, and their masks agree; without counting,
+    each count would be a state of its own."""
+    vocabulary = Vocabulary.from_raw(
+        [*BOUNDED_TOKENS, *(bytes((b,)) for b in range(32, 127)), None],
+        eos_ids=len(BOUNDED_TOKENS) + 95,
+    )
+    text = json.dumps({"code": "abcab", "tags": ["ab", "abc", "x"]}, separators=(",", ":"))
+    found = []
+    for automaton in both_automata(BOUNDED):
+        index = TokenIndex(automaton, vocabulary)
+        state, left, masks = index.initial_state, text.encode(), []
+        while left:
+            allowed = index.allowed_tokens(state).tolist()
+            masks.append(allowed)
+            token = next(
+                (t for t, b in enumerate(BOUNDED_TOKENS) if left.startswith(b) and t in allowed),
+                len(BOUNDED_TOKENS) + left[0] - 32,
+            )
+            assert token in allowed
+            left = left[len(BOUNDED_TOKENS[token]) if token < len(BOUNDED_TOKENS) else 1 :]
+            state = index.next_state(state, token)
+        assert index.is_final(state)
+        found.append((masks, automaton.num_states, index.num_states_expanded))
+    assert found[0] == found[1]
 
 
 @pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")

@@ -1,0 +1,134 @@
+"""Counted repetitions inside a lexeme, on a store's rows: ``fsm.counted`` on ids.
+
+A JSON string with ``minLength``/``maxLength`` is, after its opening quote, the lexeme
+``unit{lo,hi} close``. Its token walk is the walk of the plain ``unit* close`` with a
+count of units per token; ``fsm.counted``'s docstring says why that is exact and what
+the unit automaton checks. Here the same forms are read from rows and the same states
+built with the store's constructors, so the row walker counts the strings of an
+automaton over rows (``fsm.store_automaton``) as it counts the objects'.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from fsm.counted import DEAD, MAX_UNIT_STATES
+from fsm.term_store import EMPTY, EPS, KIND_BYTES, KIND_CAT, KIND_LEXEME, KIND_REPEAT, TermStore
+
+
+class CountedRow:
+    """The lexeme ``unit{lo,hi} close`` in a store (``fsm.counted.Counted``)."""
+
+    __slots__ = ("close", "hi", "lo", "unit")
+
+    def __init__(self, unit: int, close: int, lo: int, hi: int | None) -> None:
+        self.unit = unit
+        self.close = close
+        self.lo = lo
+        self.hi = hi
+
+    def plain(self, store: TermStore) -> int:
+        """``unit* close``, as a lexeme."""
+        return store.lexeme(store.cat(store.repeat(self.unit, 0, None), self.close))
+
+    def after(self, store: TermStore, partial: int, units: int) -> int:
+        """The state after ``units`` units begun, the last one still ``partial`` (``EPS``
+        when complete): ``partial unit{lo-units, hi-units} close``."""
+        hi = None if self.hi is None else self.hi - units
+        counted = store.repeat(self.unit, max(self.lo - units, 0), hi)
+        return store.lexeme(store.cat(partial, store.cat(counted, self.close)))
+
+
+def counted_form_in(store: TermStore, row: int) -> CountedRow | None:
+    """``row`` as ``unit{lo,hi} close`` with bounds that count (not ``{0,}``)."""
+    counted = _repetition(store, row)
+    if counted is None or (counted.lo == 0 and counted.hi is None):
+        return None
+    return counted
+
+
+def plain_form_in(store: TermStore, row: int) -> CountedRow | None:
+    """``row`` as ``unit* close`` (a ``CountedRow`` without bounds), else None."""
+    counted = _repetition(store, row)
+    if counted is None or counted.lo != 0 or counted.hi is not None:
+        return None
+    return counted
+
+
+def _repetition(store: TermStore, row: int) -> CountedRow | None:
+    if store.kinds[row] != KIND_LEXEME:
+        return None
+    item = store.first[row]
+    if store.kinds[item] != KIND_CAT:
+        return None
+    repetition, close = store.first[item], store.second[item]
+    if store.kinds[repetition] != KIND_REPEAT or store.kinds[close] != KIND_BYTES:
+        return None
+    lo, hi = store.repeat_bounds(repetition)
+    return CountedRow(store.first[repetition], close, lo, hi)
+
+
+def unit_automaton_in(
+    store: TermStore, counted: CountedRow
+) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """The states of ``counted.plain``: ``table[state, byte]`` (``DEAD``, or
+    ``len(partials)`` for the lexeme's end) and the part of a unit left in each
+    (``EPS`` for the plain state, 0), when counting its units is exact; None otherwise
+    or past ``MAX_UNIT_STATES`` states (``fsm.counted.unit_automaton``)."""
+    unit, close = counted.unit, counted.close
+    if store.nullable(unit) or store.first_bytes(unit) & store.masks[store.first[close]]:
+        return None
+    plain = counted.plain(store)
+    tail = store.cat(store.repeat(unit, 0, None), close)  # ``plain``'s item
+    numbers: dict[int, int] = {plain: 0}
+    partials: list[int] = [EPS]
+    rows: list[np.ndarray] = []
+    todo = deque([plain])
+    while todo:
+        state = todo.popleft()
+        firsts = np.frombuffer(store.representatives(state), np.uint8)
+        by_class = np.full(256, DEAD, np.int32)
+        for byte in store.class_bytes(state):
+            target = store.derivative(state, byte)
+            if target == EPS:
+                by_class[byte] = -2  # the exit, numbered below
+                continue
+            if target == EMPTY:
+                continue
+            partial = _partial(store, target, tail)
+            if partial is None:
+                return None
+            number = numbers.get(target)
+            if number is None:
+                if len(partials) >= MAX_UNIT_STATES:
+                    return None
+                number = numbers[target] = len(partials)
+                partials.append(partial)
+                todo.append(target)
+            by_class[byte] = number
+        rows.append(by_class[firsts])
+    table = np.stack(rows)
+    table[table == -2] = len(partials)
+    return table, tuple(partials)
+
+
+def _partial(store: TermStore, state: int, tail: int) -> int | None:
+    """``u`` when ``state`` is the lexeme ``u unit* close`` with ``u`` not nullable,
+    ``EPS`` when it is ``unit* close`` (its item is ``tail``); None otherwise."""
+    if store.kinds[state] != KIND_LEXEME:
+        return None
+    item = store.first[state]
+    if item == tail:
+        return EPS
+    heads = []
+    while store.kinds[item] == KIND_CAT and item != tail:
+        heads.append(store.first[item])
+        item = store.second[item]
+    if item != tail or not heads:
+        return None
+    partial = EPS
+    for head in reversed(heads):
+        partial = store.cat(head, partial)
+    return None if store.nullable(partial) else partial

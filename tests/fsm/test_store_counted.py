@@ -1,0 +1,77 @@
+"""``fsm.store_counted`` against ``fsm.counted``: the same forms read from rows, the
+same unit automaton, and the same states built (as rows, equal to the converted ones)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsm.counted import Counted, counted_form, plain_form, unit_automaton
+from fsm.json_schema.json_text import JSON_CHAR, QUOTE, string_of
+from fsm.store_counted import CountedRow, counted_form_in, plain_form_in, unit_automaton_in
+from fsm.term_store import EPS, TermStore
+from fsm.terms import Term, alt, byte_set, derivative, literal, repeat
+
+BOUNDS = [(2, 5), (0, 3), (4, None), (1, 2)]
+
+
+def after_quote(lo: int, hi: int | None) -> Term:
+    """A JSON string of ``lo..hi`` characters, after its opening quote."""
+    return derivative(string_of(repeat(JSON_CHAR, lo, hi)), ord('"'))
+
+
+def loaded(store: TermStore, counted: Counted) -> tuple[int, int, int, int | None]:
+    return store.load(counted.unit), store.load(counted.close), counted.lo, counted.hi
+
+
+def fields(counted: CountedRow | None) -> tuple[int, int, int, int | None] | None:
+    return None if counted is None else (counted.unit, counted.close, counted.lo, counted.hi)
+
+
+@pytest.mark.parametrize(("lo", "hi"), BOUNDS)
+def test_a_bounded_string_reads_alike_from_rows(lo: int, hi: int | None) -> None:
+    store = TermStore()
+    term = after_quote(lo, hi)
+    row = store.load(term)
+    counted = counted_form(term)
+    assert counted is not None
+    found = counted_form_in(store, row)
+    assert fields(found) == loaded(store, counted)
+    assert found is not None
+    assert found.plain(store) == store.load(counted.plain)
+    plain = plain_form(counted.plain)
+    assert plain is not None
+    assert fields(plain_form_in(store, found.plain(store))) == loaded(store, plain)
+    assert counted_form_in(store, found.plain(store)) is None  # nothing to count
+    for byte in (ord("a"), 0xC3, ord("\\")):
+        partial = derivative(JSON_CHAR, byte)
+        for units in (1, 2):
+            assert found.after(store, store.load(partial), units) == store.load(
+                counted.after(partial, units)
+            )
+
+
+def test_the_unit_automaton_is_the_objects() -> None:
+    """The same table, and partials that are the converted partials."""
+    store = TermStore()
+    counted = plain_form(after_quote(0, None))
+    assert counted is not None
+    objects = unit_automaton(counted)
+    found = plain_form_in(store, store.load(counted.plain))
+    assert objects is not None and found is not None
+    rows = unit_automaton_in(store, found)
+    assert rows is not None
+    table, partials = rows
+    assert np.array_equal(table, objects.table)
+    assert partials == tuple(store.load(partial) for partial in objects.partials)
+    assert partials[0] == EPS
+
+
+def test_units_that_are_not_prefix_free_or_may_close_are_not_counted() -> None:
+    store = TermStore()
+    quote = store.load(byte_set(b'"'))
+    prefixed = store.load(alt(literal(b"a"), literal(b"ab")))
+    assert unit_automaton_in(store, CountedRow(prefixed, quote, 0, None)) is None
+    closing = store.load(byte_set(b'a"'))
+    assert unit_automaton_in(store, CountedRow(closing, quote, 0, None)) is None
+    assert counted_form_in(store, store.load(QUOTE)) is None
