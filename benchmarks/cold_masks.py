@@ -25,7 +25,7 @@ is killed at ``--timeout``.
 
     .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--keyword K] [--reps 3] [--timeout 30]
         [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
-        [--isolated] [--again] [--no-gc] [--frozen] [--young-threshold N] [--block 10]
+        [--isolated] [--again] [--rows] [--no-gc] [--frozen] [--young-threshold N] [--block 10]
         [--interleave]
         [--json out.json] [--write]
 
@@ -41,6 +41,10 @@ compile and walk: what the process keeps from a schema's first walk is then ther
 vocabulary's walks of its keys, enums and patterns, the memos of the shared terms it
 reaches), so the difference from ours is what a first walk does once per schema, and
 what remains is the compile, the terms and the rows built again for a new index.
+``--rows`` adds ours over a store's rows: schemas and regexes compiled by the same
+compiler into one store for the worker (kept across requests, as a service would keep
+it), walked by a token index over ``fsm.store_automaton.StoreAutomaton``, taken apart
+as the objects' automaton is. Not yet the product's path (``docs/design.md``).
 ``--no-gc`` adds ours with Python's cyclic garbage collector off in its worker (after
 warm-up, ``gc.freeze()`` then ``gc.disable()``): a reference for what the collector's
 passes over the terms a cold walk allocates cost (``docs/design.md``). ``--frozen`` adds
@@ -62,7 +66,7 @@ import sys
 import time
 from collections import Counter
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from _common import command_line, fmt, markdown_table, median, percentile, run_header
 from _common import write_section as _write_section
@@ -78,6 +82,10 @@ from fsm_compile import (
     have,
     maskbench_sample,
 )
+
+if TYPE_CHECKING:  # imported in the worker that needs it: it imports fsm, which a
+    # ``--before`` worker must import from its own tree (``_serve``)
+    from term_store import RowCompiler
 
 SECTION = "Cold masks: a fresh constraint, token by token"
 ENGINES = ("seqstate", "llguidance", "xgrammar", "outlines-core")
@@ -192,6 +200,7 @@ ISOLATED = "#isolated"
 AGAIN = "#again"
 NO_GC = "#nogc"
 FROZEN = "#frozen"
+ROWS = "#rows"
 YOUNG = "#young"
 """Ours with the collector's first threshold raised to the number after it
 (``seqstate#young50000``): young collections every that many new objects."""
@@ -199,8 +208,8 @@ YOUNG = "#young"
 
 def _adapter(name: str) -> str:
     """``seqstate@TREE`` (ours from another checkout), ``seqstate#isolated``,
-    ``seqstate#again``, ``seqstate#nogc``, ``seqstate#frozen`` and ``seqstate#youngN`` use the
-    ``seqstate`` adapter."""
+    ``seqstate#again``, ``seqstate#rows``, ``seqstate#nogc``, ``seqstate#frozen`` and
+    ``seqstate#youngN`` use the ``seqstate`` adapter."""
     return name.partition("@")[0].partition("#")[0]
 
 
@@ -260,15 +269,27 @@ def _peer_step(name: str, engine: Any, handle: Any, token: int) -> bool:
     return True
 
 
-def _walk_fresh(name: str, engine: Engine, kind: str, source: Any, tokens: list[int]) -> dict:
-    """Fresh compile (first mask included), cold walk, then warm walk of one instance."""
+def _walk_fresh(
+    name: str,
+    engine: Engine,
+    kind: str,
+    source: Any,
+    tokens: list[int],
+    rows: RowCompiler | None = None,
+) -> dict:
+    """Fresh compile (first mask included), cold walk, then warm walk of one instance;
+    compiled into ``rows`` when given (``--rows``)."""
     if name.endswith(ISOLATED):
         engine.vocab.lexeme_walks.clear()
     ours = _adapter(name) == "seqstate"
     if name.endswith(AGAIN):  # untimed: the schema's lexemes walked once before
         _steps(name, engine, engine.compile(kind, source, "lazy"), tokens)
     start = time.perf_counter_ns()
-    handle = engine.compile(kind, source, "lazy" if ours else "default")
+    if rows is not None:
+        handle = rows.index(kind, source, engine.vocab)
+        handle.fill_bitmask(handle.initial_state, engine.buffer)  # the first mask, as compile's
+    else:
+        handle = engine.compile(kind, source, "lazy" if ours else "default")
     compiled = time.perf_counter_ns() - start
     cold, accepted = _steps(name, engine, handle, tokens)
     if not ours:
@@ -284,8 +305,13 @@ def _serve(name: str, conn: Connection) -> None:
         sys.path.insert(0, tree)  # before anything imports fsm
     tokenizer = _tokenizer()
     engine = ADAPTERS[_adapter(name)](tokenizer)
+    rows = None
+    if name.endswith(ROWS):
+        from term_store import RowCompiler
+
+        rows = RowCompiler()  # after ``tree`` is on the path, as fsm is
     for kind, (source, value) in (("regex", WARMUP_REGEX), ("json", WARMUP_SCHEMA)):
-        _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind))
+        _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind), rows)
     if name.endswith((NO_GC, FROZEN)):
         gc.freeze()
     if name.endswith(NO_GC):
@@ -300,7 +326,7 @@ def _serve(name: str, conn: Connection) -> None:
             return
         try:
             answers = [
-                _walk_fresh(name, engine, request["kind"], request["source"], tokens)
+                _walk_fresh(name, engine, request["kind"], request["source"], tokens, rows)
                 for tokens in request["instances"]
             ]
             conn.send({"walks": answers})
@@ -457,6 +483,8 @@ def _label(name: str) -> str:
         return "seqstate, no shared walks"
     if name.endswith(AGAIN):
         return "seqstate, schema walked before"
+    if name.endswith(ROWS):
+        return "seqstate over rows"
     if name.endswith(NO_GC):
         return "seqstate, collector off"
     if name.endswith(FROZEN):
@@ -535,16 +563,31 @@ def paired_line(sample: dict[str, dict]) -> str | None:
         f"(p50 / p90): " + ", ".join(parts)
     )
     if "llguidance" in common:
-        quotients = [a / b for a, b in zip(common["seqstate"], common["llguidance"]) if b > 0]
-        line += (
-            f"; ours / llguidance per instance: median {percentile(quotients, 50):.2f}, "
-            f"p90 {percentile(quotients, 90):.2f}"
-        )
+        for name, words in (("seqstate", "ours"), (f"seqstate{ROWS}", "ours over rows")):
+            if name not in common:
+                continue
+            quotients = [a / b for a, b in zip(common[name], common["llguidance"]) if b > 0]
+            line += (
+                f"; {words} / llguidance per instance: median {percentile(quotients, 50):.2f}, "
+                f"p90 {percentile(quotients, 90):.2f}"
+            )
     return line + "."
 
 
+VARIANT_NOTES = (
+    (NO_GC, "ours with the collector off"),
+    (FROZEN, "ours with the start-up heap frozen"),
+    (YOUNG, "ours with young collections less often"),
+    (ISOLATED, "ours without shared walks"),
+    (ROWS, "ours over rows"),
+    (AGAIN, "ours with the schema walked before"),
+)
+"""Each variant of ours (its mark in the worker's name) and its words in ``ratios``."""
+
+
 def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
-    """Ours against the best peer (compile + cold walk) and llguidance (cold p99)."""
+    """Ours against the best peer (compile + cold walk) and llguidance (cold p99), then
+    each variant of ours run beside it."""
     lines = []
     rows = {case: records for case, records in cases.items()}
     if sample:
@@ -560,29 +603,25 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
             f"{fmt(median(peers[best]['totals']), 2)} ms "
             f"({median(ours['totals']) / median(peers[best]['totals']):.1f}x)"
         )
-        if "llguidance" in peers:
-            p99 = percentile(ours["cold"], 99) / percentile(peers["llguidance"]["cold"], 99)
-            line += f"; cold p99 / llguidance's: {p99:.1f}x"
-        no_gc = records.get(f"seqstate{NO_GC}")
-        if no_gc and no_gc["totals"]:
-            line += f"; ours with the collector off {fmt(median(no_gc['totals']), 2)} ms"
-        frozen = records.get(f"seqstate{FROZEN}")
-        if frozen and frozen["totals"]:
-            line += f"; ours with the start-up heap frozen {fmt(median(frozen['totals']), 2)} ms"
-        young = next((r for n, r in records.items() if _young_threshold(n) and r["totals"]), None)
-        if young:
-            line += f"; ours with young collections less often {fmt(median(young['totals']), 2)} ms"
-        isolated = records.get(f"seqstate{ISOLATED}")
-        if isolated and isolated["totals"]:
-            line += f"; ours without shared walks {fmt(median(isolated['totals']), 2)} ms"
-        again = records.get(f"seqstate{AGAIN}")
-        if again and again["totals"]:
-            line += f"; ours with the schema walked before {fmt(median(again['totals']), 2)} ms"
+        guidance = peers.get("llguidance")
+        if guidance:
+            line += f"; cold p99 / llguidance's: {_p99_ratio(ours, guidance):.1f}x"
+        for mark, words in VARIANT_NOTES:
+            variant = next((r for n, r in records.items() if mark in n and r["totals"]), None)
+            if variant:
+                line += f"; {words} {fmt(median(variant['totals']), 2)} ms"
+                if mark == ROWS and guidance:
+                    line += f" (cold p99 / llguidance's: {_p99_ratio(variant, guidance):.1f}x)"
         before = next((r for n, r in records.items() if "@" in n and r["totals"]), None)
         if before:
             line += f"; before / after: {median(before['totals']) / median(ours['totals']):.1f}x"
         lines.append(line)
     return lines
+
+
+def _p99_ratio(record: dict, other: dict) -> float:
+    """``record``'s cold step p99 over ``other``'s."""
+    return percentile(record["cold"], 99) / percentile(other["cold"], 99)
 
 
 def report(
@@ -641,6 +680,9 @@ def parse_args() -> argparse.Namespace:
         "--again", action="store_true", help="also run ours with each instance walked before"
     )
     parser.add_argument(
+        "--rows", action="store_true", help="also run ours over a store's rows (one per worker)"
+    )
+    parser.add_argument(
         "--no-gc", action="store_true", help="also run ours with the cyclic collector off"
     )
     parser.add_argument(
@@ -675,6 +717,7 @@ def started_in_order(args: argparse.Namespace) -> list[str]:
         f"seqstate{YOUNG}{args.young_threshold}" if args.young_threshold else "",
         f"seqstate{ISOLATED}" if args.isolated else "",
         f"seqstate{AGAIN}" if args.again else "",
+        f"seqstate{ROWS}" if args.rows else "",
         f"seqstate@{args.before}" if args.before else "",
     ]
     ours = [name for name in names if name == "seqstate"]

@@ -35,37 +35,15 @@ import numpy as np
 from _common import command_line, fmt, markdown_table, median, percentile, run_header
 from cold_masks import CASES
 from fsm_compile import _encode, _tokenizer, maskbench_sample
-from term_store import compile_into
+from term_store import RowCompiler
 
 import fsm
-from fsm.json_schema.strings import StringTerms, strings_in
-from fsm.regex import regex_in
-from fsm.store_automaton import StoreAutomaton
-from fsm.term_builder import StoredTerms
-from fsm.term_store import TermStore
 from fsm.token_index import TokenIndex
 
 WARM_UP = (
     {"type": "object", "properties": {"warm": {"type": "integer"}, "up": {"type": "string"}}},
     {"warm": 1, "up": "x"},
 )
-
-
-class RowCompiler:
-    """One store for the process, and its JSON pieces: specs compiled into it."""
-
-    def __init__(self) -> None:
-        self.store = TermStore()
-        self.strings: StringTerms[int] = strings_in(StoredTerms(self.store))
-
-    def index(
-        self, kind: str, source: Any, vocabulary: fsm.Vocabulary, decompose: bool = True
-    ) -> TokenIndex:
-        if kind == "regex":
-            row = regex_in(self.strings.terms, source)
-        else:
-            row = compile_into(self.strings, source)
-        return TokenIndex(StoreAutomaton(self.store, row, decompose=decompose), vocabulary)
 
 
 def object_index(kind: str, source: Any, vocabulary: fsm.Vocabulary) -> TokenIndex:

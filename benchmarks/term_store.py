@@ -60,9 +60,11 @@ from fsm.errors import FsmError
 from fsm.json_schema import schema_term_in
 from fsm.json_schema.json_text import ANY_STRING, string_except, string_of
 from fsm.json_schema.strings import StringTerms, pattern_content, strings_in
-from fsm.regex import regex_term
+from fsm.regex import regex_in, regex_term
+from fsm.store_automaton import StoreAutomaton
 from fsm.term_builder import StoredTerms
 from fsm.term_store import EMPTY, TermStore
+from fsm.token_index import TokenIndex
 
 TermMaker = Callable[[], terms.Term]
 HERE = Path(__file__).resolve().parent
@@ -376,6 +378,25 @@ def compile_into(strings: StringTerms[int], schema: dict) -> int:
         plain_integers=spec.plain_integers,
         schema_text=spec.schema_json,
     )
+
+
+class RowCompiler:
+    """One store for the process, and its JSON pieces: specs compiled into it and
+    walked by a token index over ``StoreAutomaton`` (``store_walk.py``,
+    ``cold_masks.py --rows``), as a service would keep one store."""
+
+    def __init__(self) -> None:
+        self.store = TermStore()
+        self.strings: StringTerms[int] = strings_in(StoredTerms(self.store))
+
+    def index(
+        self, kind: str, source: Any, vocabulary: fsm.Vocabulary, decompose: bool = True
+    ) -> TokenIndex:
+        if kind == "regex":
+            row = regex_in(self.strings.terms, source)
+        else:
+            row = compile_into(self.strings, source)
+        return TokenIndex(StoreAutomaton(self.store, row, decompose=decompose), vocabulary)
 
 
 def compile_and_read(schema: dict, texts: list[bytes]) -> dict[str, Any]:
