@@ -42,6 +42,7 @@ COMPILED = (
     "store_automaton",
     "store_decompose",
     "store_counted",
+    "store_witness",
     "lexeme_cache",
     "regex",
     "regex_syntax",

@@ -15,8 +15,8 @@ States are taken apart for the row walker as the objects' are
 a lexeme then a continuation, a lexeme inside a lexeme, a union's branches, counted
 strings (``fsm.store_counted``), with joins, unions, a key's prefixes and counted
 states numbered before their rows are built. A lexeme's key is the store's identity
-and its row: the vocabulary's walks are shared by the automata over one store. Not
-yet on rows: the witness search (``fsm.witness``).
+and its row: the vocabulary's walks are shared by the automata over one store.
+Liveness searches look for a witness as the objects' do (``fsm.store_witness``).
 """
 
 from __future__ import annotations
@@ -33,11 +33,14 @@ from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.store_counted import CountedRow, counted_form_in, plain_form_in, unit_automaton_in
 from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
+from fsm.store_witness import witness_in
 from fsm.term_store import (
     EMPTY,
     EPS,
     KIND_ALT,
+    KIND_AND,
     KIND_CAT,
+    KIND_CHECKED,
     KIND_EXCEPT,
     KIND_LEXEME,
     KIND_REPEAT,
@@ -47,6 +50,9 @@ from fsm.term_store import (
 
 _NO_SUCCESSORS = np.full(256, DEAD, np.int32)
 _NO_SUCCESSORS.flags.writeable = False  # copied by ``expand``, never written
+
+_QUICK_SEARCH = 4
+"""Rows a liveness search sees before it also looks for a witness."""
 
 _PENDING = -1
 """The row of a state numbered before it is built (a join, a union, a key's prefix)."""
@@ -71,6 +77,7 @@ class StoreAutomaton(DecomposableBase):
         self._ids: dict[int, int] = {}
         self._live: dict[int, bool] = {EMPTY: False}
         self._accepted: dict[int, bytes] = {}  # a string a row found live accepts
+        self._witnesses: dict[int, list[bytes]] = {}  # fsm.store_witness's, between searches
         self._max_states = max_states
         self._liveness_budget = liveness_budget
         self.searches = 0
@@ -382,7 +389,7 @@ class StoreAutomaton(DecomposableBase):
 
     def is_live(self, row: int) -> bool:
         """Whether some byte string leads from ``row`` to acceptance
-        (``DerivativeAutomaton.is_live``, without its witness search)."""
+        (``DerivativeAutomaton.is_live``)."""
         if row == EMPTY:
             return False
         if not self.store.needs_liveness_check(row):
@@ -422,17 +429,47 @@ class StoreAutomaton(DecomposableBase):
                 self._live[row] = True
 
     def _search_acceptance(self, start: int) -> bool:
-        """Breadth first over derivatives, up to the budget (then live). The string
+        """``DerivativeAutomaton._search_acceptance`` on rows: breadth first over
+        derivatives; a search still open after ``_QUICK_SEARCH`` rows (at once for an
+        intersection with a checked leaf) looks for a witness (``fsm.store_witness``),
+        then goes on to the full budget, past which the row counts as live. The string
         found is kept for ``start`` and the rows on its way: the next state along the
         text it reads is live without a search of its own."""
         self.searches += 1
-        store = self.store
         paths = {start: b""}
         queue = deque([start])
-        found = self._met_live(start, b"")
-        while found is None and queue:
-            if len(paths) > self._liveness_budget:
+        found = None
+        if not self._checks_text(start):
+            found = self._breadth_first(paths, queue, _QUICK_SEARCH)
+        if found is None:
+            text = witness_in(self.store, start, shared=self._witnesses)
+            if text is not None:
+                self._known_live(start, text)
                 return True
+            found = self._breadth_first(paths, queue, self._liveness_budget)
+        if found is None:
+            return True
+        if not isinstance(found, bytes):
+            return found
+        for on_way, path in paths.items():  # the start too (path b"")
+            if found.startswith(path):
+                self._known_live(on_way, found[len(path) :])
+        return True
+
+    def _breadth_first(
+        self, paths: dict[int, bytes], queue: deque[int], budget: int
+    ) -> bytes | bool | None:
+        """Goes on with a search over the rows met (``paths``: the bytes that lead to
+        each): a string the start accepts, True (a live row met, no string known),
+        False (none left), or None once more than ``budget`` rows are met."""
+        store = self.store
+        if len(paths) == 1:  # a new search: the start itself may be live
+            found = self._met_live(queue[0], b"")
+            if found is not None:
+                return found
+        while queue:
+            if len(paths) > budget:
+                return None
             row = queue.popleft()
             for byte in store.class_bytes(row):
                 target = store.derivative(row, byte)
@@ -441,16 +478,18 @@ class StoreAutomaton(DecomposableBase):
                 path = paths[row] + bytes((byte,))
                 found = self._met_live(target, path)
                 if found is not None:
-                    break
+                    return found
                 paths[target] = path
                 queue.append(target)
-        if found is None:
+        return False
+
+    def _checks_text(self, row: int) -> bool:
+        """Whether ``row`` is an intersection with a checked leaf (a witness starts
+        from its checker's guesses, ``fsm.derivative_automaton._checks_text``)."""
+        store = self.store
+        if store.kinds[row] != KIND_AND:
             return False
-        if isinstance(found, bytes):
-            for on_way, path in paths.items():
-                if found.startswith(path):
-                    self._known_live(on_way, found[len(path) :])
-        return True
+        return any(store.kinds[member] == KIND_CHECKED for member in store.members(row))
 
     def _met_live(self, row: int, path: bytes) -> bytes | bool | None:
         """What a search returns on meeting ``row`` (after ``path``) when it is known to

@@ -44,17 +44,17 @@ CANDIDATES = 4
 WITNESS_BUDGET = 6_000
 """Term visits and derivatives one search may spend before it gives up."""
 
-_CHECKED_BUDGET = 256
+CHECKED_BUDGET = 256
 """Derivatives the breadth-first search of one checked leaf may take."""
 
-_ROUNDS = 16
+ROUNDS = 16
 """Times a conjunction may follow a candidate and start again from what is left."""
 
-_THUNK_COST = 20
+THUNK_COST = 20
 """Budget a thunk visit spends: it may build a body (an object body with many keys
 costs milliseconds)."""
 
-_MAX_DEPTH = 150
+MAX_DEPTH = 150
 """Nesting depth of the structural recursion (deeper: give up, never overflow)."""
 
 
@@ -110,7 +110,7 @@ class _Finder:
         if isinstance(term, Thunk) and term in self.open_thunks:
             self.cuts.add(term)
             return self.provisional.get(term, [])
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             raise _OutOfBudget
         self.spend()
         outer, self.cuts = self.cuts, set()
@@ -130,7 +130,7 @@ class _Finder:
     def _thunk(self, term: Thunk, depth: int) -> list[bytes]:
         """The body's candidates; a second pass when the body met the thunk again and the
         first found strings to build on."""
-        self.spend(_THUNK_COST)
+        self.spend(THUNK_COST)
         self.open_thunks.add(term)
         try:
             found = self._body(term, depth)
@@ -201,7 +201,7 @@ class _Finder:
 
     def _and(self, term: And, depth: int) -> list[bytes]:
         wanted = 1 if depth == 0 else CANDIDATES
-        return self._conjunction(list(term.items), depth, _ROUNDS, wanted)
+        return self._conjunction(list(term.items), depth, ROUNDS, wanted)
 
     def _conjunction(self, items: list[Term], depth: int, rounds: int, wanted: int) -> list[bytes]:
         """Up to ``wanted`` strings every item accepts. First the candidates of each
@@ -269,7 +269,7 @@ class _Finder:
                 for byte in class_bytes(current):
                     spent += 1
                     self.spend()
-                    if spent > _CHECKED_BUDGET:
+                    if spent > CHECKED_BUDGET:
                         return []
                     target = derivative(current, byte)
                     if target is EMPTY or target in paths:
