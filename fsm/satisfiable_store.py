@@ -81,7 +81,7 @@ class _Productive(ProductiveAnalysis):
         if kind == KIND_EMPTY:
             return False, FREE
         if kind == KIND_CAT:
-            for item in sorted(_chain(store, term), key=self._cost):
+            for item in sorted(store.chain(term), key=self._cost):
                 result, taint = self.visit(item)
                 if not result:
                     return False, taint
@@ -111,7 +111,7 @@ class _Productive(ProductiveAnalysis):
         if kind == KIND_THUNK:
             return 3, store.thunk_of(term).search_order
         if kind == KIND_CAT:
-            last = _chain(store, term)[-1]
+            last = store.chain(term)[-1]
             order = store.thunk_of(last).search_order if store.kinds[last] == KIND_THUNK else 0
             return 1, order
         if kind == KIND_ALT or kind == KIND_REPEAT or kind == KIND_LEXEME:
@@ -132,13 +132,3 @@ class _Productive(ProductiveAnalysis):
     def derivative(self, term: Hashable, byte: int) -> Hashable:
         assert isinstance(term, int)
         return self.store.derivative(term, byte)
-
-
-def _chain(store: TermStore, term: int) -> list[int]:
-    """A concatenation's items: its heads along the chain of rests, then the last."""
-    items = []
-    while store.kinds[term] == KIND_CAT:
-        items.append(store.first[term])
-        term = store.second[term]
-    items.append(term)
-    return items

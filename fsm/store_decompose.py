@@ -58,16 +58,6 @@ class StoreSplits:
 
     # ------------------------------------------------------------------ items
 
-    def items(self, row: int) -> list[int]:
-        """A concatenation's items: its heads along the chain of rests, then the last."""
-        store = self.store
-        found = []
-        while store.kinds[row] == KIND_CAT:
-            found.append(store.first[row])
-            row = store.second[row]
-        found.append(row)
-        return found
-
     def suffix(self, row: int, position: int) -> int:
         """A concatenation without its first ``position`` items (``EPS`` past them all)."""
         store = self.store
@@ -125,7 +115,7 @@ class StoreSplits:
 
     def _split_after_separators(self, row: int) -> tuple[int, int] | None:
         store = self.store
-        items = self.items(row)
+        items = self.store.chain(row)
         used, optional = 0, False
         for position, item in enumerate(items[: MAX_SEPARATORS + 1]):
             kind = store.kinds[item]
@@ -199,7 +189,7 @@ class StoreSplits:
         if kind == KIND_REPEAT:
             return store.repeat_bounds(row)[1] is None or self._unbounded(store.first[row], budget)
         if kind == KIND_CAT:
-            return any(self._unbounded(item, budget) for item in self.items(row))
+            return any(self._unbounded(item, budget) for item in self.store.chain(row))
         if kind == KIND_ALT:
             return any(self._unbounded(member, budget) for member in store.members(row))
         return False
@@ -217,7 +207,7 @@ class StoreSplits:
         if kind == KIND_REPEAT:
             return self._alphabet(store.first[row], budget)
         if kind == KIND_CAT or kind == KIND_ALT:
-            parts = self.items(row) if kind == KIND_CAT else store.members(row)
+            parts = self.store.chain(row) if kind == KIND_CAT else store.members(row)
             mask = 0
             for item in parts:
                 part = self._alphabet(item, budget)
@@ -241,7 +231,7 @@ class StoreSplits:
         item = store.first[head]
         if store.kinds[item] != KIND_CAT:
             return None
-        items = self.items(item)
+        items = self.store.chain(item)
         if not any(self.is_lexeme(part) for part in items[: MAX_SEPARATORS + 1]):
             return None
         inner = self.split_lexeme(item)
@@ -316,7 +306,7 @@ class StoreSplits:
         return any(self.split_lexeme(branch) is not None for branch in branches)
 
     def _behind_separator(self, row: int) -> tuple[int, ...] | None:
-        items = self.items(row)
+        items = self.store.chain(row)
         for position in range(1, min(len(items), MAX_SEPARATORS + 1)):
             if self.alphabet(items[position - 1]) is None:
                 return None

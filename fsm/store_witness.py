@@ -165,14 +165,8 @@ class _RowFinder:
 
     def _cat(self, row: int, depth: int) -> list[bytes]:
         """The first candidates of every item, then one item varied at a time."""
-        store = self.store
-        items = []
-        while store.kinds[row] == KIND_CAT:
-            items.append(store.first[row])
-            row = store.second[row]
-        items.append(row)
         lists = []
-        for item in items:
+        for item in self.store.chain(row):
             found = self.candidates(item, depth + 1)
             if not found:
                 return []

@@ -377,6 +377,16 @@ class TermStore:
             return next(iter(distinct))
         return self._intern_run(kind, sorted(distinct))
 
+    def chain(self, term: int) -> list[int]:
+        """A concatenation's items: its heads along the chain of rests, then the last
+        (any other row is its own one item)."""
+        items = []
+        while self.kinds[term] == KIND_CAT:
+            items.append(self.first[term])
+            term = self.second[term]
+        items.append(term)
+        return items
+
     def members(self, term: int) -> list[int]:
         """The members of a union or an intersection, in ascending id order."""
         return self.pool[self.first[term] : self.second[term]]

@@ -241,12 +241,17 @@ def test_bounded_strings_are_counted_on_rows_as_on_objects() -> None:
     assert found[0] == found[1]
 
 
+def every_hundredth_maskbench_row() -> list[dict]:
+    """Every 100th line of the development split (``../shared/data``), parsed."""
+    with gzip.open(MASKBENCH, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for number, line in enumerate(lines) if number % 100 == 0]
+
+
 @pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
 def test_maskbench_rows_walk_as_the_object_terms_walk() -> None:
     """Every 100th schema of the development split: each test instance's text, valid or
     not, walked byte by byte through both automata."""
-    with gzip.open(MASKBENCH, "rt", encoding="utf-8") as lines:
-        rows = [json.loads(line) for number, line in enumerate(lines) if number % 100 == 0]
+    rows = every_hundredth_maskbench_row()
     walked = 0
     for row in rows:
         try:

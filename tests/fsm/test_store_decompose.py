@@ -5,7 +5,6 @@ a lexeme, the same branches, the same answer on whether lexemes may be held)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 
 import pytest
@@ -20,7 +19,7 @@ from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
 from fsm.term_store import EMPTY, TermStore
 from fsm.terms import Term
 from tests.fsm.test_schema_compile_in_store import MASKBENCH, SCHEMAS, texts_of
-from tests.fsm.test_store_automaton import REGEXES
+from tests.fsm.test_store_automaton import REGEXES, every_hundredth_maskbench_row
 
 
 def reached_terms(term: Term, texts: list[bytes]) -> list[Term]:
@@ -180,8 +179,7 @@ def test_regex_splits_are_exact_rewrites(pattern_texts: tuple[str, list[bytes]])
 @pytest.mark.skipif(not MASKBENCH.exists(), reason="shared data not present")
 def test_maskbench_states_are_taken_apart_as_the_objects_are() -> None:
     """Every 100th schema of the development split, along its test instances."""
-    with gzip.open(MASKBENCH, "rt", encoding="utf-8") as lines:
-        rows = [json.loads(line) for number, line in enumerate(lines) if number % 100 == 0]
+    rows = every_hundredth_maskbench_row()
     split = 0
     for row in rows:
         try:

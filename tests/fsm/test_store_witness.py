@@ -22,17 +22,11 @@ from fsm.term_store import EMPTY, TermStore
 from fsm.terms import alt, cat, checked, complement, intersect, literal, thunk
 from fsm.witness import witness
 from tests.fsm.strategies import small_regexes
-from tests.fsm.test_witness import OBJECTS_WITH_SEPARATE_REQUIREMENTS, _breadth_first_runs_out
-
-ONE_OF_BY_KIND = {
-    "type": "object",
-    "properties": {"kind": {"enum": ["file", "link"]}, "size": {"type": "integer"}},
-    "required": ["kind"],
-    "oneOf": [
-        {"properties": {"kind": {"const": "file"}}, "required": ["size"]},
-        {"properties": {"kind": {"const": "link"}, "target": {"type": "string"}}},
-    ],
-}
+from tests.fsm.test_witness import (
+    OBJECTS_WITH_SEPARATE_REQUIREMENTS,
+    ONE_OF_BY_KIND,
+    _breadth_first_runs_out,
+)
 
 
 def built_in_a_store(schema: dict) -> tuple[TermStore, int]:

@@ -84,6 +84,16 @@ def _breadth_first_runs_out(term, budget: int = 400) -> bool:
     return automaton._breadth_first({term: b""}, deque([term]), budget) is None
 
 
+ONE_OF_BY_KIND = {
+    "type": "object",
+    "properties": {"kind": {"enum": ["file", "link"]}, "size": {"type": "integer"}},
+    "required": ["kind"],
+    "oneOf": [
+        {"properties": {"kind": {"const": "file"}}, "required": ["size"]},
+        {"properties": {"kind": {"const": "link"}, "target": {"type": "string"}}},
+    ],
+}
+
 OBJECTS_WITH_SEPARATE_REQUIREMENTS = {
     "type": "object",
     "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "string"}},
@@ -96,15 +106,7 @@ OBJECTS_WITH_SEPARATE_REQUIREMENTS = {
     "schema",
     [
         OBJECTS_WITH_SEPARATE_REQUIREMENTS,
-        {
-            "type": "object",
-            "properties": {"kind": {"enum": ["file", "link"]}, "size": {"type": "integer"}},
-            "required": ["kind"],
-            "oneOf": [
-                {"properties": {"kind": {"const": "file"}}, "required": ["size"]},
-                {"properties": {"kind": {"const": "link"}, "target": {"type": "string"}}},
-            ],
-        },
+        ONE_OF_BY_KIND,
     ],
 )
 def test_objects_that_breadth_first_search_cannot_reach_have_witnesses(schema: dict) -> None:
