@@ -119,16 +119,10 @@ def _partial(store: TermStore, state: int, tail: int) -> int | None:
     ``EPS`` when it is ``unit* close`` (its item is ``tail``); None otherwise."""
     if store.kinds[state] != KIND_LEXEME:
         return None
-    item = store.first[state]
-    if item == tail:
-        return EPS
-    heads = []
-    while store.kinds[item] == KIND_CAT and item != tail:
-        heads.append(store.first[item])
-        item = store.second[item]
-    if item != tail or not heads:
+    items = store.chain(store.first[state])
+    if items[-2:] != [store.first[tail], store.second[tail]]:
         return None
-    partial = EPS
-    for head in reversed(heads):
-        partial = store.cat(head, partial)
+    if len(items) == 2:
+        return EPS
+    partial = store.cat_items(items[:-2])
     return None if store.nullable(partial) else partial

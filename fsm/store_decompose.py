@@ -67,12 +67,6 @@ class StoreSplits:
             row = store.second[row]
         return row
 
-    def cat_of(self, items: list[int]) -> int:
-        rest = EPS
-        for position in range(len(items) - 1, -1, -1):
-            rest = self.store.cat(items[position], rest)
-        return rest
-
     def is_lexeme(self, row: int) -> bool:
         kind = self.store.kinds[row]
         return kind == KIND_LEXEME or kind == KIND_EXCEPT
@@ -126,7 +120,7 @@ class StoreSplits:
                 starts = store.masks[store.first[item]] if kind == KIND_BYTES else self.first(item)
                 if used & starts:
                     return None
-                head = store.lexeme(self.cat_of(items[: position + 1]))
+                head = store.lexeme(self.store.cat_items(items[: position + 1]))
                 return head, self.suffix(row, position + 1)
             reads = self.may_end(item)
             if reads is not None:
@@ -150,7 +144,7 @@ class StoreSplits:
         head = store.first[built]
         if not (store.kinds[head] == KIND_BYTES or self.is_lexeme(head)):
             return None
-        opened = self.cat_of([*items[:position], built, self.suffix(row, position + 1)])
+        opened = self.store.cat_items([*items[:position], built, self.suffix(row, position + 1)])
         return opened if store.kinds[opened] == KIND_CAT else None
 
     def _may_end_split(
@@ -168,7 +162,7 @@ class StoreSplits:
         rest = self.suffix(row, end)
         if self.first(rest) & reads:
             return None
-        head = items[0] if end == 1 else self.cat_of(items[:end])
+        head = items[0] if end == 1 else self.store.cat_items(items[:end])
         return head, rest
 
     def _may_end(self, item: int) -> int | None:
@@ -314,7 +308,8 @@ class StoreSplits:
             if union is not None:
                 before, after = items[:position], self.suffix(row, position + 1)
                 return tuple(
-                    self.cat_of([*before, member, after]) for member in self.store.members(union)
+                    self.store.cat_items([*before, member, after])
+                    for member in self.store.members(union)
                 )
         return None
 

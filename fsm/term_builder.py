@@ -278,11 +278,7 @@ class StoredTerms(TermBuilder[int]):
 
     def cat(self, *parts: int) -> int:
         """The parts in order, folded from the right into the store's pairs."""
-        store = self.store
-        rest = EPS
-        for position in range(len(parts) - 1, -1, -1):
-            rest = store.cat(parts[position], rest)
-        return rest
+        return self.store.cat_items(list(parts))
 
     def alt(self, *parts: int) -> int:
         return self.store.alt(list(parts))

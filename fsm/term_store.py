@@ -387,6 +387,13 @@ class TermStore:
         items.append(term)
         return items
 
+    def cat_items(self, items: list[int]) -> int:
+        """``items`` in order, folded from the right into pairs (``chain``'s inverse)."""
+        rest = EPS
+        for position in range(len(items) - 1, -1, -1):
+            rest = self.cat(items[position], rest)
+        return rest
+
     def members(self, term: int) -> list[int]:
         """The members of a union or an intersection, in ascending id order."""
         return self.pool[self.first[term] : self.second[term]]
@@ -1007,13 +1014,7 @@ class _FiniteStrings:
     def _sequence(self, term: int) -> list[bytes] | None:
         """The strings of a concatenation: its chain of heads, then the last, read in
         order."""
-        store = self.store
-        items = []
-        while store.kinds[term] == KIND_CAT:
-            items.append(store.first[term])
-            term = store.second[term]
-        items.append(term)
-        return self._joined(items)
+        return self._joined(self.store.chain(term))
 
     def _joined(self, items: list[int]) -> list[bytes] | None:
         """The strings of ``items`` in order (runs of single bytes, the letters of a
