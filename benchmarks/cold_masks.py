@@ -25,7 +25,7 @@ is killed at ``--timeout``.
 
     .venv/bin/python benchmarks/cold_masks.py [--sample 200] [--keyword K] [--reps 3] [--timeout 30]
         [--engines seqstate,llguidance,xgrammar,outlines-core] [--before TREE]
-        [--isolated] [--again] [--rows] [--no-gc] [--frozen] [--young-threshold N] [--block 10]
+        [--isolated] [--again] [--objects] [--no-gc] [--frozen] [--young-threshold N] [--block 10]
         [--interleave]
         [--json out.json] [--write]
 
@@ -41,10 +41,10 @@ compile and walk: what the process keeps from a schema's first walk is then ther
 vocabulary's walks of its keys, enums and patterns, the memos of the shared terms it
 reaches), so the difference from ours is what a first walk does once per schema, and
 what remains is the compile, the terms and the rows built again for a new index.
-``--rows`` adds ours over a store's rows: schemas and regexes compiled by the same
-compiler into one store for the worker (kept across requests, as a service would keep
-it), walked by a token index over ``fsm.store_automaton.StoreAutomaton``, taken apart
-as the objects' automaton is. Not yet the product's path (``docs/design.md``).
+``--objects`` adds ours over object terms: schemas compiled to ``fsm.terms`` objects and
+walked by ``DerivativeAutomaton`` (``fsm.compiler.automaton_of``), the product's path
+until the sixty-eighth session; ours compiles them into the rows of a store per
+vocabulary (``fsm.schema_rows``). Regexes take their position automata either way.
 ``--no-gc`` adds ours with Python's cyclic garbage collector off in its worker (after
 warm-up, ``gc.freeze()`` then ``gc.disable()``): a reference for what the collector's
 passes over the terms a cold walk allocates cost (``docs/design.md``). ``--frozen`` adds
@@ -66,7 +66,7 @@ import sys
 import time
 from collections import Counter
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from _common import command_line, fmt, markdown_table, median, percentile, run_header
 from _common import write_section as _write_section
@@ -82,10 +82,6 @@ from fsm_compile import (
     have,
     maskbench_sample,
 )
-
-if TYPE_CHECKING:  # imported in the worker that needs it: it imports fsm, which a
-    # ``--before`` worker must import from its own tree (``_serve``)
-    from term_store import RowCompiler
 
 SECTION = "Cold masks: a fresh constraint, token by token"
 ENGINES = ("seqstate", "llguidance", "xgrammar", "outlines-core")
@@ -200,7 +196,7 @@ ISOLATED = "#isolated"
 AGAIN = "#again"
 NO_GC = "#nogc"
 FROZEN = "#frozen"
-ROWS = "#rows"
+OBJECTS = "#objects"
 YOUNG = "#young"
 """Ours with the collector's first threshold raised to the number after it
 (``seqstate#young50000``): young collections every that many new objects."""
@@ -208,7 +204,7 @@ YOUNG = "#young"
 
 def _adapter(name: str) -> str:
     """``seqstate@TREE`` (ours from another checkout), ``seqstate#isolated``,
-    ``seqstate#again``, ``seqstate#rows``, ``seqstate#nogc``, ``seqstate#frozen`` and
+    ``seqstate#again``, ``seqstate#objects``, ``seqstate#nogc``, ``seqstate#frozen`` and
     ``seqstate#youngN`` use the ``seqstate`` adapter."""
     return name.partition("@")[0].partition("#")[0]
 
@@ -243,6 +239,14 @@ def _steps(name: str, engine: Any, handle: Any, tokens: list[int]) -> tuple[list
     return times, True
 
 
+def _object_index(schema: Any, vocabulary: Any) -> Any:
+    """Ours over object terms: the schema's ``DerivativeAutomaton`` in a token index."""
+    import fsm
+    from fsm.compiler import automaton_of
+
+    return fsm.TokenIndex(automaton_of(fsm.JsonSchema(schema)), vocabulary)
+
+
 def _filler(handle: Any) -> Any:
     """Ours: ``fill_bitmask(state, buffer)``, or for a ``--before`` tree older than it,
     the view copied into the buffer (what it cost then)."""
@@ -275,18 +279,18 @@ def _walk_fresh(
     kind: str,
     source: Any,
     tokens: list[int],
-    rows: RowCompiler | None = None,
+    objects: bool = False,
 ) -> dict:
     """Fresh compile (first mask included), cold walk, then warm walk of one instance;
-    compiled into ``rows`` when given (``--rows``)."""
+    over object terms when ``objects`` (``--objects``)."""
     if name.endswith(ISOLATED):
         engine.vocab.lexeme_walks.clear()
     ours = _adapter(name) == "seqstate"
     if name.endswith(AGAIN):  # untimed: the schema's lexemes walked once before
         _steps(name, engine, engine.compile(kind, source, "lazy"), tokens)
     start = time.perf_counter_ns()
-    if rows is not None:
-        handle = rows.index(kind, source, engine.vocab)
+    if objects and kind == "json":
+        handle = _object_index(source, engine.vocab)
         handle.fill_bitmask(handle.initial_state, engine.buffer)  # the first mask, as compile's
     else:
         handle = engine.compile(kind, source, "lazy" if ours else "default")
@@ -305,13 +309,9 @@ def _serve(name: str, conn: Connection) -> None:
         sys.path.insert(0, tree)  # before anything imports fsm
     tokenizer = _tokenizer()
     engine = ADAPTERS[_adapter(name)](tokenizer)
-    rows = None
-    if name.endswith(ROWS):
-        from term_store import RowCompiler
-
-        rows = RowCompiler()  # after ``tree`` is on the path, as fsm is
+    objects = name.endswith(OBJECTS)
     for kind, (source, value) in (("regex", WARMUP_REGEX), ("json", WARMUP_SCHEMA)):
-        _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind), rows)
+        _walk_fresh(name, engine, kind, source, _encode(tokenizer, value, kind), objects)
     if name.endswith((NO_GC, FROZEN)):
         gc.freeze()
     if name.endswith(NO_GC):
@@ -326,7 +326,7 @@ def _serve(name: str, conn: Connection) -> None:
             return
         try:
             answers = [
-                _walk_fresh(name, engine, request["kind"], request["source"], tokens, rows)
+                _walk_fresh(name, engine, request["kind"], request["source"], tokens, objects)
                 for tokens in request["instances"]
             ]
             conn.send({"walks": answers})
@@ -483,8 +483,8 @@ def _label(name: str) -> str:
         return "seqstate, no shared walks"
     if name.endswith(AGAIN):
         return "seqstate, schema walked before"
-    if name.endswith(ROWS):
-        return "seqstate over rows"
+    if name.endswith(OBJECTS):
+        return "seqstate over objects"
     if name.endswith(NO_GC):
         return "seqstate, collector off"
     if name.endswith(FROZEN):
@@ -563,7 +563,7 @@ def paired_line(sample: dict[str, dict]) -> str | None:
         f"(p50 / p90): " + ", ".join(parts)
     )
     if "llguidance" in common:
-        for name, words in (("seqstate", "ours"), (f"seqstate{ROWS}", "ours over rows")):
+        for name, words in (("seqstate", "ours"), (f"seqstate{OBJECTS}", "ours over objects")):
             if name not in common:
                 continue
             quotients = [a / b for a, b in zip(common[name], common["llguidance"]) if b > 0]
@@ -579,7 +579,7 @@ VARIANT_NOTES = (
     (FROZEN, "ours with the start-up heap frozen"),
     (YOUNG, "ours with young collections less often"),
     (ISOLATED, "ours without shared walks"),
-    (ROWS, "ours over rows"),
+    (OBJECTS, "ours over objects"),
     (AGAIN, "ours with the schema walked before"),
 )
 """Each variant of ours (its mark in the worker's name) and its words in ``ratios``."""
@@ -610,7 +610,7 @@ def ratios(cases: dict[str, dict], sample: dict[str, dict] | None) -> list[str]:
             variant = next((r for n, r in records.items() if mark in n and r["totals"]), None)
             if variant:
                 line += f"; {words} {fmt(median(variant['totals']), 2)} ms"
-                if mark == ROWS and guidance:
+                if mark == OBJECTS and guidance:
                     line += f" (cold p99 / llguidance's: {_p99_ratio(variant, guidance):.1f}x)"
         before = next((r for n, r in records.items() if "@" in n and r["totals"]), None)
         if before:
@@ -680,7 +680,7 @@ def parse_args() -> argparse.Namespace:
         "--again", action="store_true", help="also run ours with each instance walked before"
     )
     parser.add_argument(
-        "--rows", action="store_true", help="also run ours over a store's rows (one per worker)"
+        "--objects", action="store_true", help="also run ours over object terms (the old path)"
     )
     parser.add_argument(
         "--no-gc", action="store_true", help="also run ours with the cyclic collector off"
@@ -717,7 +717,7 @@ def started_in_order(args: argparse.Namespace) -> list[str]:
         f"seqstate{YOUNG}{args.young_threshold}" if args.young_threshold else "",
         f"seqstate{ISOLATED}" if args.isolated else "",
         f"seqstate{AGAIN}" if args.again else "",
-        f"seqstate{ROWS}" if args.rows else "",
+        f"seqstate{OBJECTS}" if args.objects else "",
         f"seqstate@{args.before}" if args.before else "",
     ]
     ours = [name for name in names if name == "seqstate"]

@@ -8,7 +8,10 @@ Each line holds a schema and tests ``{"valid", "data"}`` (the maskbench format,
 schema is compiled within a time budget; every instance, written with
 ``json.dumps(data, ensure_ascii=False)``, is walked through the constraint: token by
 token with the default model's tokenizer (default), or byte by byte over term
-derivatives (``--bytes``, fast and the best debugging tool). A valid instance must be
+derivatives (``--bytes``, fast and the best debugging tool). Token by token, the schema is
+compiled as the product compiles it (``fsm.compile_index``: rows of the vocabulary's
+term store, ``fsm.schema_rows``); a schema it proves empty rejects every instance. A
+valid instance must be
 accepted whole, an invalid one rejected. A schema passes when it compiles and every
 test is right.
 """
@@ -25,12 +28,17 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from fsm.errors import ConstraintTooLarge, UnsupportedRegex, UnsupportedSchema
+from fsm.compiler import compile_index
+from fsm.errors import ConstraintTooLarge, Unsatisfiable, UnsupportedRegex, UnsupportedSchema
 from fsm.json_schema import schema_term
+from fsm.specs import JsonSchema
 from fsm.terms import EMPTY, Term, derivative, nullable
+from fsm.token_index import TokenIndex
+from fsm.vocabulary import Vocabulary
 
 
 class Timeout(Exception):
@@ -87,8 +95,8 @@ def read_cases(path: Path) -> Iterator[Case]:
 class ByteWalker:
     """Validates instances byte by byte over the derivatives of the schema's term."""
 
-    def __init__(self, term: Term) -> None:
-        self.term = term
+    def __init__(self, schema: object, options: dict) -> None:
+        self.term: Term = schema_term(schema, **options)
 
     def accepts(self, text: str) -> bool:
         term = self.term
@@ -100,20 +108,28 @@ class ByteWalker:
 
 
 class TokenWalker:
-    """Validates instances token by token through a ``TokenIndex`` over the automaton
-    ``compile_index`` would take (``fsm.compiler.term_automaton``), timing masks."""
+    """Validates instances token by token through the schema's ``fsm.compile_index``
+    (None when the compile proves the schema empty: every instance is rejected), timing
+    masks."""
 
     def __init__(
-        self, term: Term, vocabulary: object, tokenizer: object, mask_times: list[float]
+        self,
+        schema: object,
+        options: dict,
+        vocabulary: Vocabulary,
+        tokenizer: Any,
+        mask_times: list[float],
     ) -> None:
-        from fsm.compiler import term_automaton
-        from fsm.token_index import TokenIndex
-
-        self.index = TokenIndex(term_automaton(term), vocabulary)
+        try:
+            self.index: TokenIndex | None = compile_index(JsonSchema(schema, **options), vocabulary)
+        except Unsatisfiable:
+            self.index = None
         self.tokenizer = tokenizer
         self.mask_times = mask_times
 
     def accepts(self, text: str) -> bool:
+        if self.index is None:
+            return False
         state = self.index.initial_state
         for token in self.tokenizer.encode(text, add_special_tokens=False):
             start = time.perf_counter()
@@ -199,7 +215,7 @@ class Report:
 
 def run(
     cases: Iterator[Case],
-    make_walker: Callable[[Term], object],
+    make_walker: Callable[[object, dict], object],
     *,
     compile_budget: float = 10.0,
     test_budget: float = 60.0,
@@ -214,7 +230,7 @@ def run(
         try:
             walker = with_budget(
                 compile_budget,
-                lambda: make_walker(schema_term(case.schema, **options)),  # noqa: B023
+                lambda: make_walker(case.schema, options),  # noqa: B023
             )
         except (UnsupportedSchema, UnsupportedRegex) as error:
             report.per_case.append((case.name, "unsupported", len(case.tests), 0))
@@ -256,13 +272,12 @@ def run(
     return report
 
 
-def _token_walker_factory(report_masks: list[float]) -> Callable[[Term], object]:
+def _token_walker_factory(report_masks: list[float]) -> Callable[[object, dict], object]:
     from backends.loading import load_default_tokenizer
-    from fsm.vocabulary import Vocabulary
 
     tokenizer = load_default_tokenizer()
     vocabulary = Vocabulary.from_tokenizer(tokenizer)
-    return lambda term: TokenWalker(term, vocabulary, tokenizer, report_masks)
+    return lambda schema, options: TokenWalker(schema, options, vocabulary, tokenizer, report_masks)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,12 +7,14 @@ instance of its MaskBench sample (seed 0), the instance's SmolLM2 tokens are wal
 through a fresh compile (``bitmask`` then ``next_state`` at every token), both ways in
 one process, their order alternating:
 
-* ``objects``: ``fsm.compile_index`` (object terms, ``DerivativeAutomaton`` with its
-  lexemes and unions walked once and shared, or a regex's position automaton);
+* ``objects``: object terms (``DerivativeAutomaton`` with its lexemes and unions
+  walked once and shared, or a regex's position automaton), what ``fsm.compile_index``
+  built before it took a store's rows (``fsm.schema_rows``, sixty-eighth session);
 * ``rows``: the spec compiled into one store for the process
   (``fsm.json_schema.schema_term_in``, ``fsm.regex.regex_in``), walked by a
   ``TokenIndex`` over ``StoreAutomaton``, its states taken apart as the objects' are
-  (``fsm.store_decompose``), except counted strings and walks shared across automata;
+  (``fsm.store_decompose``): the product's path (``fsm.schema_rows``), in a store of
+  its own;
 * ``rows plain`` (with ``--plain``): the same with nothing taken apart, every state
   walked over the whole vocabulary trie (the sixty-sixth session's yardstick).
 
@@ -38,6 +40,7 @@ from fsm_compile import _encode, _tokenizer, maskbench_sample
 from term_store import RowCompiler
 
 import fsm
+from fsm.compiler import automaton_of
 from fsm.token_index import TokenIndex
 
 WARM_UP = (
@@ -47,8 +50,10 @@ WARM_UP = (
 
 
 def object_index(kind: str, source: Any, vocabulary: fsm.Vocabulary) -> TokenIndex:
+    """Over object terms (a schema's ``DerivativeAutomaton``, a regex's positions): the
+    product's path before ``fsm.compile_index`` took a store's rows."""
     spec = fsm.Regex(source) if kind == "regex" else fsm.JsonSchema(source)
-    return fsm.compile_index(spec, vocabulary)
+    return TokenIndex(automaton_of(spec), vocabulary)
 
 
 def walk(make_index: Any, tokens: list[int]) -> tuple[float, list[float], list[np.ndarray], int]:

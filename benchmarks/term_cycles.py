@@ -36,6 +36,8 @@ from walk_parts import _setup, _walk
 
 import fsm
 from fsm import terms
+from fsm.compiler import automaton_of
+from fsm.token_index import TokenIndex
 
 
 def strongly_connected(successors: Mapping[Hashable, Sequence[Hashable]]) -> list[list[Hashable]]:
@@ -192,9 +194,10 @@ def _first_instances(work: list[tuple[dict, list[int]]]) -> list[tuple[dict, lis
 
 
 def _build_and_walk(schema: dict, tokens: list[int], vocabulary: fsm.Vocabulary) -> Any:
-    """The schema's index after its walk; None where it is refused."""
+    """The schema's index over object terms after its walk; None where it is refused.
+    (``fsm.compile_index`` walks a store's rows, which make no cycles of terms.)"""
     try:
-        index = fsm.compile_index(fsm.JsonSchema(schema), vocabulary)
+        index = TokenIndex(automaton_of(fsm.JsonSchema(schema)), vocabulary)
         _walk(index, tokens)
     except fsm.FsmError:
         return None

@@ -12,6 +12,7 @@ from fsm.errors import InvalidSpec, Unsatisfiable
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.positions import position_automaton
 from fsm.satisfiable import empty_because
+from fsm.specs import JsonSchema
 from fsm.terms import Term
 from fsm.token_index import TokenIndex
 from fsm.vocabulary import Vocabulary
@@ -70,6 +71,9 @@ def compile_index(
 ) -> TokenIndex:
     """The token index of ``spec`` over ``vocabulary``; built once per cache key.
     ``eager`` builds every reachable row now, reporting to ``progress(done, known)``.
+    A JSON schema is built as rows of the vocabulary's term store
+    (``vocabulary.schema_rows``, ``fsm.schema_rows``); other specs as their automata
+    (``automaton_of``).
 
     Compiling is cheap: rows (the allowed tokens of a state) are built as generation
     visits states, unless ``eager``. Unsatisfiable specs raise ``Unsatisfiable`` here.
@@ -93,7 +97,11 @@ def compile_index(
     """
 
     def build() -> TokenIndex:
-        automaton = automaton_of(spec, max_states=max_states)
+        automaton: ByteAutomaton
+        if isinstance(spec, JsonSchema):  # rows of the vocabulary's store (fsm.schema_rows)
+            automaton, lock = vocabulary.schema_rows.compile(spec, max_states=max_states)
+        else:
+            automaton, lock = automaton_of(spec, max_states=max_states), None
         return TokenIndex(
             automaton,
             vocabulary,
@@ -101,6 +109,7 @@ def compile_index(
             eager=eager,
             progress=progress,
             max_row_states=max_row_states,
+            lock=lock,
         )
 
     if cache is None:

@@ -24,8 +24,9 @@ returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
 ``ValueError``.
 
 Threads: the index grows as it is queried, so everything that expands states or builds
-rows (and the automaton, which only the index drives) runs under the index's lock. A
-row already built is read without it: rows are published (``_row_of``) only once
+rows (and the automaton, which only the index drives) runs under the index's lock.
+Indexes whose automata share a term store (``fsm.schema_rows``) are given that store's
+lock, so they never touch it at once. A row already built is read without it: rows are published (``_row_of``) only once
 complete and never change, so the hot path of a decode step takes no lock.
 """
 
@@ -92,6 +93,7 @@ class IndexCore:
         progress: Callable[[int, int], None] | None = None,
         share_lexemes: bool = True,
         max_row_states: int = DEFAULT_MAX_ROW_STATES,
+        lock: threading.RLock | None = None,
     ) -> None:
         self.automaton = automaton
         self.vocabulary = vocabulary
@@ -118,7 +120,7 @@ class IndexCore:
         self._taken: dict[tuple[int, int], int] = {}  # next_state's answers
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
-        self._lock = threading.RLock()
+        self._lock = threading.RLock() if lock is None else lock
         self.initial_state = int(automaton.initial)
         self._bytes.discover_state(self.initial_state)
         if eager:

@@ -330,11 +330,17 @@ class TermStore:
         """The intersection of lexemes with one bound, as a lexeme with that bound
         (``fsm.terms._meet_lexemes``): a finite one's strings kept where the others
         accept them (a key against a pattern); a lexeme but some names met with the
-        others as their meet but those names."""
+        others as their meet but those names. The bound itself among them drops out:
+        every string of the others is one of its strings (an open object's "any key"
+        against a pattern is the pattern's key, walked in the pattern's states; the
+        objects reach the same states through ``Lexeme.within``)."""
         distinct = list(dict.fromkeys(heads))
+        bound = self._lexeme_bound(distinct[0])
+        narrower = [head for head in distinct if head != bound]
+        if narrower:
+            distinct = narrower
         if len(distinct) == 1:
             return distinct[0]
-        bound = self._lexeme_bound(distinct[0])
         for head in distinct:
             strings = self.finite_strings(head, objects.MAX_MET_STRINGS, budget=32)
             if strings is None:

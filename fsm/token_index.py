@@ -9,6 +9,7 @@ takes no weak references and no patched methods, and users, device mirrors
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from fsm.automaton import ByteAutomaton
@@ -38,6 +39,9 @@ class TokenIndex(IndexCore):
             on its own (the reference the tests and benchmarks compare with; same rows).
         max_row_states: cap on the automaton states one row may expand, a bound on
             the work of one decode step (``ConstraintTooLarge`` past it).
+        lock: the reentrant lock the index does its work under; indexes whose
+            automata share state (a term store, ``fsm.schema_rows``) share one.
+            None: a lock of its own.
 
     Example:
         >>> vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b"ab", None], eos_ids=3)
@@ -57,6 +61,7 @@ class TokenIndex(IndexCore):
         progress: Callable[[int, int], None] | None = None,
         share_lexemes: bool = True,
         max_row_states: int = DEFAULT_MAX_ROW_STATES,
+        lock: threading.RLock | None = None,
     ) -> None:
         # spelled out so the signature reads the same compiled or not: ``inspect`` cannot
         # read a compiled ``__init__``'s (help(), docs/api.md)
@@ -68,4 +73,5 @@ class TokenIndex(IndexCore):
             progress=progress,
             share_lexemes=share_lexemes,
             max_row_states=max_row_states,
+            lock=lock,
         )

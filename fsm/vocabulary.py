@@ -18,6 +18,7 @@ from typing import Any
 
 from fsm.errors import InvalidVocabulary
 from fsm.lexeme_cache import LexemeWalkCache
+from fsm.schema_rows import SchemaRows
 from fsm.trie import TokenTrie
 
 SENTENCEPIECE_SPACE = "\u2581"  # ▁
@@ -236,6 +237,12 @@ class Vocabulary:
     def lexeme_walks(self) -> LexemeWalkCache:
         """Lexeme walks shared by every token index over this vocabulary (bounded)."""
         return LexemeWalkCache()
+
+    @cached_property
+    def schema_rows(self) -> SchemaRows:
+        """The term store ``compile_index`` builds JSON schemas into, shared by every
+        schema compiled over this vocabulary (``fsm.schema_rows``)."""
+        return SchemaRows()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Vocabulary) and other.fingerprint == self.fingerprint

@@ -77,7 +77,7 @@ def test_ours_is_started_first(cold_masks):
             "young_threshold": 50_000,
             "isolated": False,
             "again": True,
-            "rows": True,
+            "objects": True,
             "before": "/tmp/old",
         },
     )()
@@ -86,7 +86,7 @@ def test_ours_is_started_first(cold_masks):
         f"seqstate{cold_masks.NO_GC}",
         f"seqstate{cold_masks.YOUNG}50000",
         f"seqstate{cold_masks.AGAIN}",
-        f"seqstate{cold_masks.ROWS}",
+        f"seqstate{cold_masks.OBJECTS}",
         "seqstate@/tmp/old",
         "llguidance",
         "xgrammar",
@@ -101,7 +101,7 @@ def test_every_variant_of_ours_takes_our_adapter_and_says_what_it_changes(cold_m
     assert cold_masks._young_threshold(young) == 50_000
     assert cold_masks._young_threshold("seqstate") is None
     assert cold_masks._label(young) == "seqstate, young collections per 50,000 objects"
-    assert cold_masks._label(f"seqstate{cold_masks.ROWS}") == "seqstate over rows"
+    assert cold_masks._label(f"seqstate{cold_masks.OBJECTS}") == "seqstate over objects"
 
 
 class _Counting:
@@ -174,14 +174,15 @@ def test_engines_are_compared_over_the_instances_every_one_walked(cold_masks):
     assert "median 2.00, p90 3.00" in line
 
 
-def test_ours_over_rows_walks_a_schema_and_is_reported(cold_masks, benchmark_script) -> None:
-    """``--rows``: a schema compiled into the worker's store and walked by a token
-    index over its rows; the ratios name it with its cold p99 against llguidance's."""
+def test_ours_over_objects_walks_a_schema_and_is_reported(cold_masks) -> None:
+    """``--objects``: a schema compiled to object terms and walked by a token index over
+    its ``DerivativeAutomaton``; the ratios name it with its cold p99 against
+    llguidance's."""
     import numpy as np
 
     import fsm
+    from fsm.derivative_automaton import DerivativeAutomaton
 
-    term_store = benchmark_script("term_store")
     tokens = [b"{", b"}", b'"a"', b":", b"1", b"2", None]
     vocabulary = fsm.Vocabulary.from_raw(tokens, eos_ids=len(tokens) - 1)
 
@@ -190,18 +191,17 @@ def test_ours_over_rows_walks_a_schema_and_is_reported(cold_masks, benchmark_scr
         buffer = np.zeros((len(tokens) + 31) // 32, np.int32)
 
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-    rows = term_store.RowCompiler()
-    walk = cold_masks._walk_fresh(
-        "seqstate#rows", Engine(), "json", schema, [0, 2, 3, 4, 5, 1], rows
-    )
+    assert isinstance(cold_masks._object_index(schema, vocabulary).automaton, DerivativeAutomaton)
+    name = f"seqstate{cold_masks.OBJECTS}"
+    walk = cold_masks._walk_fresh(name, Engine(), "json", schema, [0, 2, 3, 4, 5, 1], True)
     assert walk["accepted"] and len(walk["cold"]) == 6
-    refused = cold_masks._walk_fresh("seqstate#rows", Engine(), "json", schema, [0, 1], rows)
+    refused = cold_masks._walk_fresh(name, Engine(), "json", schema, [0, 1], True)
     assert not refused["accepted"]
     record = {"totals": [2.0], "compiles": [1.0], "cold": [1e3, 4e3], "warm": [1.0]}
     records = {
         "seqstate": record,
-        "seqstate#rows": {**record, "totals": [1.5], "cold": [1e3, 2e3]},
+        name: {**record, "totals": [1.5], "cold": [1e3, 2e3]},
         "llguidance": {**record, "totals": [1.0], "cold": [1e3, 1e3]},
     }
     (line,) = cold_masks.ratios({"case": records}, None)
-    assert "ours over rows 1.50 ms (cold p99 / llguidance's: 2.0x)" in line
+    assert "ours over objects 1.50 ms (cold p99 / llguidance's: 2.0x)" in line

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.conformance import ByteWalker, Case, Timeout, main, read_cases, run, with_budget
+from benchmarks.conformance import (
+    ByteWalker,
+    Case,
+    Timeout,
+    TokenWalker,
+    main,
+    read_cases,
+    run,
+    with_budget,
+)
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 MASKBENCH = DATA / "maskbench-dev.jsonl.gz"
@@ -66,6 +75,26 @@ def test_runner_counts_right_wrong_and_unsupported() -> None:
     assert report.unsupported["$ref"] == 1
     assert report.tests_right == 2 and report.passing == 1
     assert [w[0] for w in report.wrong] == ["mislabelled"]
+
+
+class _ByteTokens:
+    """A tokenizer whose tokens are the text's bytes (ids 0-255)."""
+
+    def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        return list(text.encode())
+
+
+def test_token_walker_compiles_as_the_product_and_an_empty_schema_rejects_all() -> None:
+    from fsm.store_automaton import StoreAutomaton
+    from fsm.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary.from_raw([bytes([b]) for b in range(256)] + [None], eos_ids=256)
+    walker = TokenWalker({"type": "integer"}, {}, vocabulary, _ByteTokens(), [])
+    assert walker.index is not None and isinstance(walker.index.automaton, StoreAutomaton)
+    assert walker.accepts("12") and not walker.accepts('"x"')
+    empty = {"type": "string", "minLength": 3, "maxLength": 2}
+    refusing = TokenWalker(empty, {}, vocabulary, _ByteTokens(), [])
+    assert refusing.index is None and not refusing.accepts('"abc"')
 
 
 def test_cli_writes_table_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

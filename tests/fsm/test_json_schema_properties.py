@@ -496,5 +496,5 @@ def test_an_integer_value_is_one_state_however_many_digits() -> None:
     assert index.step_bytes(state, b"0") != state
     by_token = index.next_state(state, 0)
     assert index.next_state(by_token, 0) == by_token != index.next_state(by_token, 1)
-    assert index.automaton.term(by_token) == index.automaton.term(state)
+    assert index.automaton.row(by_token) == index.automaton.row(state)  # type: ignore[attr-defined]
     assert index.num_rows_built == 2

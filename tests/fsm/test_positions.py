@@ -19,6 +19,7 @@ from fsm.automaton import DEAD
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.positions import MAX_POSITIONS, PositionAutomaton, position_automaton
 from fsm.regex import regex_term
+from fsm.store_automaton import StoreAutomaton
 from fsm.terms import Bytes, Term, cat, complement, intersect, lexeme, literal, thunk
 from tests.fsm.strategies import small_regexes
 
@@ -122,11 +123,12 @@ def test_a_repetition_past_the_position_budget_is_left_to_derivatives():
     assert position_automaton(regex_term(f"[ab]{{{MAX_POSITIONS - 1}}}")) is not None
 
 
-def test_compile_index_takes_positions_for_regexes_and_derivatives_for_json():
+def test_compile_index_takes_positions_for_regexes_and_rows_for_json():
     regex = fsm.compile_index(fsm.Regex("[0-9]{1,3}(\\.[0-9]+)?"), VOCAB)
     schema = fsm.compile_index(fsm.JsonSchema({"type": "string"}), VOCAB)
     assert isinstance(regex.automaton, PositionAutomaton)
-    assert isinstance(schema.automaton, DerivativeAutomaton)
+    assert isinstance(schema.automaton, StoreAutomaton)
+    assert schema.automaton.store is VOCAB.schema_rows.current_store
 
 
 def test_the_state_cap_raises_constraint_too_large():

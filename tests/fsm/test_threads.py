@@ -1,5 +1,6 @@
 """fsm memos under threads: one build per cache key, lazy index rows built from many
-threads equal to rows built by one, thunks walked by several threads at once."""
+threads equal to rows built by one, schemas compiled into one store from many threads
+read as alone, thunks walked by several threads at once."""
 
 from __future__ import annotations
 
@@ -131,6 +132,35 @@ def test_lazy_rows_built_from_threads_equal_rows_built_alone(vocabulary, busy_sw
     assert table.shape[0] == shared.num_rows_built == int((rows >= 0).sum())
     for state in np.flatnonzero(rows >= 0).tolist():
         np.testing.assert_array_equal(table[rows[state]], shared.bitmask(state))
+
+
+SCHEMAS = (
+    SCHEMA,
+    {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}},
+    {"type": "array", "items": {"type": "string", "format": "date"}, "maxItems": 3},
+    {"anyOf": [{"type": "number", "minimum": 2}, {"type": "string", "pattern": "^[a-c]+$"}]},
+)
+
+
+def test_schemas_compiled_into_one_store_from_threads_read_as_alone(vocabulary, busy_switching):
+    """``compile_index`` builds every schema over a vocabulary into one term store
+    (``fsm.schema_rows``); indexes of different schemas compiled and walked from
+    threads at once, in a cold store each round, read as each does alone in a store of
+    its own. Without the store's lock shared by its indexes, interpreted, a round
+    could fail (a thread's thunk seen as recursion by another) or read otherwise."""
+
+    def fresh() -> fsm.Vocabulary:  # the same tokens, a store of its own
+        return fsm.Vocabulary.from_raw(vocabulary.token_bytes, eos_ids=vocabulary.eos_ids)
+
+    def schema(i: int) -> fsm.JsonSchema:
+        return fsm.JsonSchema(SCHEMAS[i % len(SCHEMAS)])
+
+    for _ in range(2):
+        shared = fresh()
+        walks = in_threads(lambda i: walk(fsm.compile_index(schema(i), shared), i, 120))  # noqa: B023
+        for i, seen in enumerate(walks):
+            alone = fsm.compile_index(schema(i), fresh())
+            assert seen == walk(alone, i, 120), f"walk {i} differs when compiled beside others"
 
 
 def test_one_thunk_walked_by_many_threads(busy_switching):
