@@ -57,7 +57,6 @@ from walk_parts import CollectorClock
 import fsm
 from fsm import terms
 from fsm.errors import FsmError
-from fsm.json_schema import schema_term_in
 from fsm.json_schema.json_text import ANY_STRING, string_except, string_of
 from fsm.json_schema.strings import StringTerms, pattern_content, strings_in
 from fsm.regex import regex_in, regex_term
@@ -367,17 +366,7 @@ def read_converted(term: terms.Term, texts: list[bytes]) -> tuple[list[bool], fl
 def compile_into(strings: StringTerms[int], schema: dict) -> int:
     """The schema's root built as rows by the compiler (``fsm.term_builder``), with the
     options ``fsm.JsonSchema`` compiles it with."""
-    spec = fsm.JsonSchema(schema)
-    return schema_term_in(
-        strings,
-        spec.schema,
-        whitespace_max=spec.whitespace_max,
-        strict=spec.strict,
-        key_order=spec.key_order,
-        extra_keys=spec.extra_keys,
-        plain_integers=spec.plain_integers,
-        schema_text=spec.schema_json,
-    )
+    return fsm.JsonSchema(schema).term_in(strings)
 
 
 class RowCompiler:

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from fsm.errors import Unsatisfiable
-from fsm.json_schema import schema_term_in
 from fsm.json_schema.strings import StringTerms, strings_in
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.satisfiable_store import empty_because_in
@@ -79,16 +78,7 @@ class SchemaRows:
                 self._current = self._fresh()
             generation = self._current
         with generation.lock:
-            root = schema_term_in(
-                generation.strings,
-                spec.schema,
-                whitespace_max=spec.whitespace_max,
-                strict=spec.strict,
-                key_order=spec.key_order,
-                extra_keys=spec.extra_keys,
-                plain_integers=spec.plain_integers,
-                schema_text=spec.schema_json,
-            )
+            root = spec.term_in(generation.strings)
             reason = empty_because_in(generation.store, root)
             if reason is not None:
                 raise Unsatisfiable(f"JsonSchema accepts no text at all: {reason}")

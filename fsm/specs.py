@@ -10,14 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from fsm.errors import InvalidSpec
 from fsm.grammar import GrammarAutomaton
-from fsm.json_schema import DEFAULT_WHITESPACE_MAX, ordered_keys, schema_term
+from fsm.json_schema import DEFAULT_WHITESPACE_MAX, ordered_keys, schema_term_in
+from fsm.json_schema.strings import OBJECT_STRINGS, StringTerms
 from fsm.json_schema.types import is_python_type, type_schema
 from fsm.limits import DEFAULT_MAX_STATES
 from fsm.regex import regex_term
 from fsm.terms import Term, alt, literal
+
+T = TypeVar("T")
 
 
 def _fingerprint(kind: str, payload: object) -> str:
@@ -209,7 +213,15 @@ class JsonSchema:
         return _fingerprint("json_schema", payload)
 
     def term(self) -> Term:
-        return schema_term(
+        """The schema's term as ``fsm.terms`` objects."""
+        return self.term_in(OBJECT_STRINGS)
+
+    def term_in(self, strings: StringTerms[T]) -> T:
+        """The schema's term built by the builder of ``strings``, with this spec's
+        options: object terms (``OBJECT_STRINGS``) or a store's rows
+        (``fsm.schema_rows``)."""
+        return schema_term_in(
+            strings,
             self.schema,
             whitespace_max=self.whitespace_max,
             strict=self.strict,

@@ -1,11 +1,12 @@
 """The operations a compiler builds terms with, over object terms or over a store.
 
 A compiler (a regex's, a schema's) writes its terms through a ``TermBuilder``: the
-same code then builds ``fsm.terms`` objects (``OBJECT_TERMS``, what the walk reads
-today) or integer rows of a ``fsm.term_store.TermStore`` (``StoredTerms``), with no
-object made and none converted. This is the seam of ``docs/design.md``'s path to terms
-as integers: while the walk reads objects, the store is built beside them and checked
-against them; once the walk reads rows, the objects go and the seam stays.
+same code then builds ``fsm.terms`` objects (``OBJECT_TERMS``: grammars' and healed
+prefixes' terms, and the reference the tests compare with) or integer rows of a
+``fsm.term_store.TermStore`` (``StoredTerms``: what ``fsm.compile_index`` builds a JSON
+schema as, ``fsm.schema_rows``), with no object made and none converted. This is the
+seam of ``docs/design.md``'s path to terms as integers: once nothing reads objects,
+they go and the seam stays.
 
 The operations are ``fsm.terms``' builders and the few questions a compiler asks of
 what it built (whether a term is empty, may be empty, which bytes it may start with,

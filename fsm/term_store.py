@@ -9,14 +9,14 @@ with every memo in a dictionary from integers to integers. However many terms it
 holds, the collector tracks only its containers and what it was given: the object
 terms it converted, thunks and checkers.
 
-This is the first step of the path ``docs/design.md`` names ("terms as integers"):
-terms and their derivatives beside the object terms, converted from them
-(``TermStore.load``), checked against them (``tests/fsm/test_term_store.py``) and
-timed against them (``benchmarks/term_store.py``); nothing in the walk uses it yet.
-Every kind of term is held: a thunk is a row whose body is built, from the object
+The path ``docs/design.md`` names ("terms as integers"): terms and their derivatives
+beside the object terms, converted from them (``TermStore.load``), checked against
+them (``tests/fsm/test_term_store.py``) and timed against them
+(``benchmarks/term_store.py``); since the sixty-eighth session ``fsm.compile_index``
+builds JSON schemas as rows of a store per vocabulary (``fsm.schema_rows``). Every kind of term is held: a thunk is a row whose body is built, from the object
 thunk, when a derivative or a question first needs it (recursion: a JSON value, a
 ``$ref`` cycle), and a checked leaf (a number with bounds) a row of its checker and
-its text. A store is for one thread.
+its text. A store is for one thread at a time (``fsm.schema_rows`` gives it a lock).
 
 Normal forms (what makes equal languages built alike share an id, and the derivatives
 of a regular term finitely many):
