@@ -1,0 +1,59 @@
+"""``fsm.schema_rows``: the store JSON schemas are compiled into, per vocabulary, and its
+generations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import fsm
+from fsm.schema_rows import SchemaRows
+from fsm.store_automaton import StoreAutomaton
+
+BYTES = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [None], eos_ids=256)
+PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+NUMBERS = {"type": "array", "items": {"type": "integer", "minimum": 3}}
+
+
+def reads(index: fsm.TokenIndex, value: object) -> bool:
+    """Whether the index reads ``value``'s JSON text byte by byte to a final state."""
+    state = index.initial_state
+    for byte in json.dumps(value).encode():
+        state = index.next_state(state, byte)
+        if state < 0:
+            return False
+    return index.is_final(state)
+
+
+def test_schemas_over_one_vocabulary_share_its_store() -> None:
+    vocabulary = fsm.Vocabulary.from_raw(BYTES.token_bytes, eos_ids=256)
+    person = fsm.compile_index(fsm.JsonSchema(PERSON), vocabulary)
+    numbers = fsm.compile_index(fsm.JsonSchema(NUMBERS), vocabulary)
+    assert isinstance(person.automaton, StoreAutomaton)
+    assert person.automaton.store is numbers.automaton.store
+    assert person.automaton.store is vocabulary.schema_rows.current_store
+    other = fsm.compile_index(fsm.JsonSchema(PERSON), BYTES)
+    assert other.automaton.store is not person.automaton.store  # type: ignore[attr-defined]
+    assert reads(person, {"name": "a"}) and not reads(person, {})
+    assert reads(numbers, [3, 40]) and not reads(numbers, [2])
+
+
+def test_a_full_store_gives_way_to_a_fresh_one_and_its_indexes_go_on() -> None:
+    rows = SchemaRows()
+    rows.generation_rows = len(rows.current_store)  # full once a schema is in it
+    first, first_lock = rows.compile(fsm.JsonSchema(PERSON))
+    assert rows.generations == 1
+    second, second_lock = rows.compile(fsm.JsonSchema(NUMBERS))
+    assert rows.generations == 2
+    assert second.store is rows.current_store is not first.store
+    assert second_lock is not first_lock
+    old = fsm.TokenIndex(first, BYTES, lock=first_lock)  # walked after the change
+    new = fsm.TokenIndex(second, BYTES, lock=second_lock)
+    assert reads(old, {"name": "ab"}) and not reads(old, {"name": 1})
+    assert reads(new, [5]) and not reads(new, [1])
+
+
+def test_a_schema_with_no_instance_is_refused_at_compile() -> None:
+    with pytest.raises(fsm.Unsatisfiable, match="accepts no text at all"):
+        SchemaRows().compile(fsm.JsonSchema({"type": "string", "minLength": 3, "maxLength": 2}))
