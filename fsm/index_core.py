@@ -26,8 +26,9 @@ returned by ``next_state``/``next_states``/``step_bytes``; other numbers raise
 Threads: the index grows as it is queried, so everything that expands states or builds
 rows (and the automaton, which only the index drives) runs under the index's lock.
 Indexes whose automata share a term store (``fsm.schema_rows``) are given that store's
-lock, so they never touch it at once. A row already built is read without it: rows are published (``_row_of``) only once
-complete and never change, so the hot path of a decode step takes no lock.
+lock, so they never touch it at once. A row already built is read without it: rows are
+published (``_row_of``) only once complete and never change, so the hot path of a
+decode step takes no lock.
 """
 
 from __future__ import annotations

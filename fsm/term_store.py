@@ -13,10 +13,11 @@ The path ``docs/design.md`` names ("terms as integers"): terms and their derivat
 beside the object terms, converted from them (``TermStore.load``), checked against
 them (``tests/fsm/test_term_store.py``) and timed against them
 (``benchmarks/term_store.py``); since the sixty-eighth session ``fsm.compile_index``
-builds JSON schemas as rows of a store per vocabulary (``fsm.schema_rows``). Every kind of term is held: a thunk is a row whose body is built, from the object
-thunk, when a derivative or a question first needs it (recursion: a JSON value, a
-``$ref`` cycle), and a checked leaf (a number with bounds) a row of its checker and
-its text. A store is for one thread at a time (``fsm.schema_rows`` gives it a lock).
+builds JSON schemas as rows of a store per vocabulary (``fsm.schema_rows``). Every
+kind of term is held: a thunk is a row whose body is built, from the object thunk,
+when a derivative or a question first needs it (recursion: a JSON value, a ``$ref``
+cycle), and a checked leaf (a number with bounds) a row of its checker and its text. A
+store is for one thread at a time (``fsm.schema_rows`` gives it a lock).
 
 Normal forms (what makes equal languages built alike share an id, and the derivatives
 of a regular term finitely many):
