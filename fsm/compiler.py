@@ -11,6 +11,7 @@ from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.errors import InvalidSpec, Unsatisfiable
 from fsm.limits import DEFAULT_MAX_ROW_STATES, DEFAULT_MAX_STATES
 from fsm.positions import position_automaton
+from fsm.prefixed import Prefixed
 from fsm.satisfiable import empty_because
 from fsm.specs import JsonSchema
 from fsm.terms import Term
@@ -71,9 +72,9 @@ def compile_index(
 ) -> TokenIndex:
     """The token index of ``spec`` over ``vocabulary``; built once per cache key.
     ``eager`` builds every reachable row now, reporting to ``progress(done, known)``.
-    A JSON schema is built as rows of the vocabulary's term store
-    (``vocabulary.schema_rows``, ``fsm.schema_rows``); other specs as their automata
-    (``automaton_of``).
+    A JSON schema, healed prefix or not (``fsm.Prefixed``), is built as rows of the
+    vocabulary's term store (``vocabulary.schema_rows``, ``fsm.schema_rows``); other
+    specs as their automata (``automaton_of``).
 
     Compiling is cheap: rows (the allowed tokens of a state) are built as generation
     visits states, unless ``eager``. Unsatisfiable specs raise ``Unsatisfiable`` here.
@@ -100,6 +101,10 @@ def compile_index(
         automaton: ByteAutomaton
         if isinstance(spec, JsonSchema):  # rows of the vocabulary's store (fsm.schema_rows)
             automaton, lock = vocabulary.schema_rows.compile(spec, max_states=max_states)
+        elif isinstance(spec, Prefixed) and isinstance(spec.inner, JsonSchema):  # healed
+            automaton, lock = vocabulary.schema_rows.compile(
+                spec.inner, prefix=spec.prefix, max_states=max_states
+            )
         else:
             automaton, lock = automaton_of(spec, max_states=max_states), None
         return TokenIndex(

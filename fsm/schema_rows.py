@@ -69,11 +69,12 @@ class SchemaRows:
         return _Generation()
 
     def compile(
-        self, spec: JsonSchema, *, max_states: int = DEFAULT_MAX_STATES
+        self, spec: JsonSchema, *, prefix: bytes = b"", max_states: int = DEFAULT_MAX_STATES
     ) -> tuple[StoreAutomaton, threading.RLock]:
-        """The automaton of ``spec`` over the current store, and the lock an index over
-        it must run under. Raises ``Unsatisfiable`` when the schema provably accepts no
-        text, and the compiler's errors (``UnsupportedSchema``, ``InvalidSpec``)."""
+        """The automaton of ``prefix`` then ``spec`` over the current store (a healed
+        prefix, ``fsm.Prefixed``), and the lock an index over it must run under. Raises
+        ``Unsatisfiable`` when the schema provably accepts no text, and the compiler's
+        errors (``UnsupportedSchema``, ``InvalidSpec``)."""
         with self._guard:
             if len(self._current.store) > self.generation_rows:
                 self._current = self._fresh()
@@ -83,5 +84,7 @@ class SchemaRows:
             reason = empty_because_in(generation.store, root)
             if reason is not None:
                 raise Unsatisfiable(f"JsonSchema accepts no text at all: {reason}")
+            if prefix:
+                root = generation.store.cat(generation.store.literal(prefix), root)
             automaton = StoreAutomaton(generation.store, root, max_states=max_states)
         return automaton, generation.lock

@@ -8,6 +8,7 @@ import json
 import pytest
 
 import fsm
+from fsm.prefixed import Prefixed
 from fsm.schema_rows import SchemaRows
 from fsm.store_automaton import StoreAutomaton
 
@@ -18,8 +19,12 @@ NUMBERS = {"type": "array", "items": {"type": "integer", "minimum": 3}}
 
 def reads(index: fsm.TokenIndex, value: object) -> bool:
     """Whether the index reads ``value``'s JSON text byte by byte to a final state."""
+    return reads_text(index, json.dumps(value).encode())
+
+
+def reads_text(index: fsm.TokenIndex, text: bytes) -> bool:
     state = index.initial_state
-    for byte in json.dumps(value).encode():
+    for byte in text:
         state = index.next_state(state, byte)
         if state < 0:
             return False
@@ -57,3 +62,22 @@ def test_a_full_store_gives_way_to_a_fresh_one_and_its_indexes_go_on() -> None:
 def test_a_schema_with_no_instance_is_refused_at_compile() -> None:
     with pytest.raises(fsm.Unsatisfiable, match="accepts no text at all"):
         SchemaRows().compile(fsm.JsonSchema({"type": "string", "minLength": 3, "maxLength": 2}))
+
+
+def test_a_healed_prefix_then_a_schema_is_rows_read_as_the_objects_read_it() -> None:
+    """``Prefixed(healed bytes, JsonSchema)`` (token healing, ``backends.decode``) is
+    compiled into the store too: the prefix's bytes, then the schema's rows."""
+    spec = Prefixed(b' "', fsm.JsonSchema(PERSON))
+    rows = fsm.compile_index(spec, BYTES)
+    objects = fsm.TokenIndex(spec.automaton(max_states=10_000), BYTES)
+    assert isinstance(rows.automaton, StoreAutomaton)
+    for text in (b' "{"name":"a"}', b' "{}', b'{"name":"a"}', b' "{"name":1}'):
+        here, there = rows.initial_state, objects.initial_state
+        for byte in text:
+            assert rows.allowed_tokens(here).tolist() == objects.allowed_tokens(there).tolist()
+            here, there = rows.next_state(here, byte), objects.next_state(there, byte)
+            if here < 0 or there < 0:
+                break
+        assert (here < 0) == (there < 0)
+        assert here < 0 or rows.is_final(here) == objects.is_final(there)
+    assert reads_text(rows, b' "{"name":"a"}') and not reads_text(rows, b'{"name":"a"}')
