@@ -1,10 +1,11 @@
 """The operations a compiler builds terms with, over object terms or over a store.
 
 A compiler (a regex's, a schema's) writes its terms through a ``TermBuilder``: the
-same code then builds ``fsm.terms`` objects (``OBJECT_TERMS``: grammars' and healed
-prefixes' terms, and the reference the tests compare with) or integer rows of a
-``fsm.term_store.TermStore`` (``StoredTerms``: what ``fsm.compile_index`` builds a JSON
-schema as, ``fsm.schema_rows``), with no object made and none converted. This is the
+same code then builds ``fsm.terms`` objects (``OBJECT_TERMS``: what a regex's position
+automaton and a healed prefix before free text or a regex read, and the reference the
+tests compare with) or integer rows of a ``fsm.term_store.TermStore`` (``StoredTerms``:
+what ``fsm.compile_index`` builds a JSON schema as, healed prefix or not,
+``fsm.schema_rows``), with no object made and none converted. This is the
 seam of ``docs/design.md``'s path to terms as integers: once nothing reads objects,
 they go and the seam stays.
 
