@@ -283,11 +283,7 @@ class _RowFinder:
         if kind == KIND_THUNK:
             return 3
         if kind == KIND_CAT:
-            while store.kinds[row] == KIND_CAT:
-                if store.kinds[store.first[row]] == KIND_THUNK:
-                    return 3
-                row = store.second[row]
-            return 3 if store.kinds[row] == KIND_THUNK else 1
+            return 3 if any(store.kinds[item] == KIND_THUNK for item in store.chain(row)) else 1
         if kind in (KIND_ALT, KIND_REPEAT, KIND_LEXEME, KIND_EXCEPT):
             return 1
         return 2
