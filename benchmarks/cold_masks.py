@@ -65,6 +65,7 @@ import multiprocessing as mp
 import sys
 import time
 from collections import Counter
+from itertools import accumulate
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -354,11 +355,13 @@ class ColdWorker(Worker):
 
 def _record() -> dict:
     """One engine's results; ``labels`` names the case or schema of each of ``totals``
-    (engines fail on different schemas, so pair them by label, not by position)."""
+    (engines fail on different schemas, so pair them by label, not by position), and
+    ``steps`` how many of ``cold``'s steps each walk took, in the same order."""
     return {
         "totals": [],
         "compiles": [],
         "labels": [],
+        "steps": [],
         "cold": [],
         "warm": [],
         "rejected": 0,
@@ -376,6 +379,7 @@ def _add(record: dict, answer: dict, label: str) -> None:
         record["totals"].append((walk["compile"] + sum(walk["cold"])) / 1e6)  # ms
         record["compiles"].append(walk["compile"] / 1e6)  # ms, first mask included
         record["labels"].append(label)
+        record["steps"].append(len(walk["cold"]))
         record["cold"] += walk["cold"]
         record["warm"] += walk["warm"]
         record["rejected"] += not walk["accepted"]
@@ -539,12 +543,29 @@ def common_instances(sample: dict[str, dict]) -> dict[str, list[float]]:
     order: an engine's own percentiles leave out the schemas it refused or failed, which
     differ by engine (the hard ones, often), so only these compare instance for
     instance. An instance is its schema's label and its rank among that schema's."""
-    keyed: dict[str, dict[tuple[str, int], float]] = {}
+    return {name: [total for total, _ in walks] for name, walks in _common_walks(sample).items()}
+
+
+def common_steps(sample: dict[str, dict]) -> dict[str, list[int]]:
+    """Each engine's cold steps (ns) over the same instances as ``common_instances``:
+    the step percentiles of engines that walked the same texts."""
+    return {
+        name: [step for _, steps in walks for step in steps]
+        for name, walks in _common_walks(sample).items()
+    }
+
+
+def _common_walks(sample: dict[str, dict]) -> dict[str, list[tuple[float, list[int]]]]:
+    """Each engine's (total, cold steps) per instance every engine walked, in one
+    order. A record without ``steps`` (written before they were kept) gives no steps."""
+    keyed: dict[str, dict[tuple[str, int], tuple[float, list[int]]]] = {}
     for name, record in sample.items():
         seen: Counter[str] = Counter()
         walked = keyed[name] = {}
-        for label, total in zip(record["labels"], record["totals"]):
-            walked[label, seen[label]] = total
+        counts = record.get("steps") or [0] * len(record["totals"])
+        ends = list(accumulate(counts))
+        for label, total, end, count in zip(record["labels"], record["totals"], ends, counts):
+            walked[label, seen[label]] = (total, record.get("cold", [])[end - count : end])
             seen[label] += 1
     shared = set.intersection(*(set(walked) for walked in keyed.values())) if keyed else set()
     order = sorted(shared)
@@ -562,6 +583,13 @@ def paired_line(sample: dict[str, dict]) -> str | None:
         f"Paired over the {len(common['seqstate'])} sample instances every engine walked "
         f"(p50 / p90): " + ", ".join(parts)
     )
+    steps = {name: cold for name, cold in common_steps(sample).items() if cold}
+    if steps:
+        line += "; their cold steps p50 / p99 / max (µs): " + ", ".join(
+            f"{name} {fmt(percentile(cold, 50) / 1e3, 1)} / {fmt(percentile(cold, 99) / 1e3, 1)}"
+            f" / {fmt(max(cold) / 1e3, 0)}"
+            for name, cold in steps.items()
+        )
     if "llguidance" in common:
         for name, words in (("seqstate", "ours"), (f"seqstate{OBJECTS}", "ours over objects")):
             if name not in common:

@@ -174,6 +174,35 @@ def test_engines_are_compared_over_the_instances_every_one_walked(cold_masks):
     assert "median 2.00, p90 3.00" in line
 
 
+def test_cold_steps_are_compared_over_the_instances_every_one_walked(cold_masks):
+    """The paired line's step percentiles leave out the steps of an instance another
+    engine refused: ours walked "c" in one slow step, which llguidance did not walk."""
+    sample = {
+        "seqstate": {
+            "labels": ["a", "b", "c"],
+            "totals": [1.0, 1.0, 9.0],
+            "steps": [2, 1, 1],
+            "cold": [10_000, 30_000, 20_000, 900_000],
+        },
+        "llguidance": {
+            "labels": ["a", "b"],
+            "totals": [1.0, 1.0],
+            "steps": [1, 2],
+            "cold": [5_000, 6_000, 7_000],
+        },
+    }
+    assert cold_masks.common_steps(sample) == {
+        "seqstate": [10_000, 30_000, 20_000],
+        "llguidance": [5_000, 6_000, 7_000],
+    }
+    line = cold_masks.paired_line(sample)
+    # ours' p99 and max are over a and b (30 µs), not c's 900
+    assert (
+        "cold steps p50 / p99 / max (µs): seqstate 20.0 / 30.0 / 30, llguidance 6.0 / 7.0 / 7"
+        in line
+    )
+
+
 def test_ours_over_objects_walks_a_schema_and_is_reported(cold_masks) -> None:
     """``--objects``: a schema compiled to object terms and walked by a token index over
     its ``DerivativeAutomaton``; the ratios name it with its cold p99 against
