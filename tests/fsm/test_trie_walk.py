@@ -205,6 +205,27 @@ def test_walk_trie_matches_twin_on_partial_tables(automaton, vocab, data):
         np.testing.assert_array_equal(fast, slow)
 
 
+@pytest.mark.parametrize(
+    ("tokens", "eos"),
+    [
+        ([b"ab", b"ab", b"a", b"ab", None, b"b"], [4]),  # a node ending three tokens
+        ([b"a", b"b"], [0, 1]),  # a trie with no token at all (both are end of sequence)
+    ],
+)
+def test_walk_trie_writes_every_token_of_a_node_and_none_of_an_empty_trie(tokens, eos):
+    """The kernel writes a node's first token before it knows the node's count (the
+    count then says whether it stays): a node ending several tokens gives each, and a
+    trie without tokens reads none, as the twin does."""
+    vocab = Vocabulary.from_raw(tokens, eos_ids=eos)
+    loop = np.zeros((1, 256), np.int32)  # every byte leads back to state 0
+    args = (loop, rows_of(np.ones(1, np.bool_)), *from_root(0), *trie_args(vocab.trie))
+    fast, slow = walk_trie(*args), walk_trie_py(*args)
+    for kernel, twin in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(kernel, twin)
+    readable = [i for i, t in enumerate(tokens) if t is not None and i not in eos]
+    assert sorted(fast[0].tolist()) == readable
+
+
 @cache
 def every_short_string() -> Vocabulary:
     """Every string over ``ALPHABET`` of 1 to 8 bytes: 9,840 tokens."""
