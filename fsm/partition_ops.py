@@ -58,13 +58,16 @@ def first_byte_partition(strings: Iterable[bytes]) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def alphabet_partition(alphabet: bytes) -> np.ndarray:
-    """Each byte of ``alphabet`` in a class of its own, the other bytes in one
-    (read-only, memoised: a checked leaf's derivative is a new term for every number
-    read, and its checker's alphabet is the same): each byte a checker may read leads
-    to a prefix of its own."""
+def alphabet_partition(alphabet: bytes, alike: tuple[bytes, ...] = ()) -> np.ndarray:
+    """Each byte of ``alphabet`` in a class of its own but the bytes of a group of
+    ``alike`` (a checker's bytes that every text reads alike: ``e`` and ``E`` in a
+    number) in one, the other bytes in one (read-only, memoised: a checked leaf's
+    derivative is a new term for every number read, and its checker's alphabet is the
+    same): each class a checker may read leads to a prefix of its own."""
     labels: np.ndarray = np.zeros(256, dtype=np.uint16)
     for label, byte in enumerate(alphabet):
         labels[byte] = label + 1
+    for group in alike:
+        labels[list(group)] = labels[group[0]]
     labels.flags.writeable = False
     return labels

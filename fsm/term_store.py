@@ -534,13 +534,19 @@ class TermStore:
     def checked(self, checker: objects.Checker, text: bytes = b"") -> int:
         """The strings ``s`` with ``checker.accepts(text + s)`` (``fsm.terms.checked``):
         ``EMPTY`` when none, else a row of the checker and its canonical text."""
-        if not checker.viable(text):
-            return EMPTY
-        text = checker.canonical(text)
         which = self._checker_ids.get(checker)
         if which is None:
             which = self._checker_ids[checker] = len(self.checkers)
             self.checkers.append(checker)
+        return self._checked_at(which, text)
+
+    def _checked_at(self, which: int, text: bytes) -> int:
+        """``checked`` for the checker stored at ``which`` (a derivative reads it off its
+        row, and so skips hashing the checker)."""
+        checker = self.checkers[which]
+        if not checker.viable(text):
+            return EMPTY
+        text = checker.canonical(text)
         spelled = self._text_ids.get(text)
         if spelled is None:
             spelled = self._text_ids[text] = len(self.texts)
@@ -626,10 +632,10 @@ class TermStore:
         elif kind == KIND_CHECKED:
             # not memoised, as in ``fsm.terms``: a memo per number read would only grow;
             # the rows of the texts still do (the store's lifetime: docs/design.md)
-            checker = self.checkers[self.first[term]]
-            if byte not in checker.alphabet:
+            which = self.first[term]
+            if byte not in self.checkers[which].alphabet:
                 return EMPTY
-            return self.checked(checker, self.texts[self.second[term]] + bytes((byte,)))
+            return self._checked_at(which, self.texts[self.second[term]] + bytes((byte,)))
         key = term << 8 | byte
         known = self._derivatives.get(key)
         if known is not None:
@@ -842,7 +848,8 @@ class TermStore:
         elif kind == KIND_THUNK:
             found = self._through_body(term, self.byte_partition)
         elif kind == KIND_CHECKED:
-            found = alphabet_partition(self.checkers[self.first[term]].alphabet)
+            checker = self.checkers[self.first[term]]
+            found = alphabet_partition(checker.alphabet, checker.alike)
         elif kind == KIND_EXCEPT:  # each name's first byte in a class of its own
             found = refine_all(
                 [self.byte_partition(first), first_byte_partition(self.aparts[self.second[term]])]

@@ -485,6 +485,12 @@ class Checker(Hashable, Protocol):
 
     alphabet: bytes
 
+    @property
+    def alike(self) -> tuple[bytes, ...]:
+        """Groups of ``alphabet``'s bytes that every text reads alike, each written as
+        its first byte by ``canonical``: a derivative is taken once per group."""
+        ...
+
     def viable(self, text: bytes) -> bool:
         """Whether some continuation of ``text`` can be accepted (may over-approximate)."""
         ...
@@ -1269,7 +1275,7 @@ def _partition(term: Term) -> np.ndarray:
     if isinstance(term, Thunk):
         return term.through_body(byte_partition)  # type: ignore[return-value]
     if isinstance(term, Checked):
-        return alphabet_partition(term.checker.alphabet)
+        return alphabet_partition(term.checker.alphabet, term.checker.alike)
     raise TypeError(f"not a term: {term!r}")
 
 

@@ -39,6 +39,7 @@ _PREFIX = re.compile(
     rb"(?:(?P<e>[eE])(?P<esign>[+-]?)(?P<exp>[0-9]*))?)?"
 )
 _EXPONENT_MARK = re.compile(rb"[eE]")
+_DIGITS = b"0123456789"
 _NONZERO_AS_ONE = bytes.maketrans(b"23456789", b"11111111")
 EXACT = Context(prec=2400, Emax=10**6, Emin=-(10**6))
 """Every operation on a number or bound names this context: exact up to 2,400
@@ -63,6 +64,7 @@ class NumberChecker:
     integer_syntax: bool = False
 
     alphabet = b"0123456789-+.eE"
+    alike = (b"eE",)  # an exponent's mark, either case
 
     def __hash__(self) -> int:
         """The fields' hash with each absent bound as a string: before Python 3.12,
@@ -80,6 +82,8 @@ class NumberChecker:
         )
 
     def accepts(self, text: bytes) -> bool:
+        if not text or text[-1] not in _DIGITS:  # a number ends in a digit
+            return False
         syntax = _INTEGER_SYNTAX if self.integer_syntax else _NUMBER
         if not syntax.fullmatch(text):
             return False
@@ -133,7 +137,8 @@ class NumberChecker:
         zeros are decides what may follow (syntax, integrality: ``1200e-2`` is
         integral, ``1210e-2`` is not), and the exponent limit is on the exponent
         written, so ``7``, ``42`` and ``12345`` are one state, not a state per number
-        or per length."""
+        or per length. An exponent's mark is written ``e`` (``alike``)."""
+        text = text.replace(b"E", b"e")
         if not self._magnitude_free(text.startswith(b"-")):
             return text
         exponent = _EXPONENT_MARK.search(text)

@@ -79,6 +79,7 @@ class RegexSyntaxChecker:
     """
 
     alphabet = bytes(range(256))
+    alike = ()  # every byte may change what follows
 
     def viable(self, text: bytes) -> bool:
         """Whether ``text`` begins well-formed string contents: no quote or control

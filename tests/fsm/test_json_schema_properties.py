@@ -427,6 +427,8 @@ continuations = st.from_regex(
 @example(NumberChecker(multiple_of=Decimal(3)), "3", 1, b"")  # the digits decide
 @example(NumberChecker(minimum=Decimal(1), exclusive_minimum=True, integer=True), "2", 1, b"")
 @example(NumberChecker(minimum=Decimal("0.5")), "0.7", 3, b"")  # not integral: digits decide
+@example(NumberChecker(maximum=Decimal(7)), "5E1", 2, b"1")  # the mark's case is written away
+@example(NumberChecker(integer=True), "12E", 3, b"-1")
 def test_a_canonical_prefix_has_the_same_continuations(checker, text, cut, rest) -> None:
     """``canonical`` keeps a prefix's future: every continuation, and each of its
     prefixes, is judged the same after the written and the canonical prefix."""
@@ -463,6 +465,24 @@ def test_numbers_with_one_future_are_one_state() -> None:
     at_most_100 = NumberChecker(maximum=Decimal(100), integer=True)
     assert checked(at_most_100, b"-42") == checked(at_most_100, b"-17")  # all below it
     assert checked(at_most_100, b"42") != checked(at_most_100, b"17")
+
+
+def test_an_exponent_mark_in_either_case_is_one_class_and_one_state() -> None:
+    """``e`` and ``E`` are read alike (``NumberChecker.alike``): a checked leaf's
+    partition, over objects and over rows, holds them in one class, so one derivative
+    is taken for both, and after either the number is one state."""
+    from fsm.term_store import TermStore
+    from fsm.terms import byte_partition, checked
+
+    bounded = NumberChecker(minimum=Decimal(20), integer=True)
+    assert checked(bounded, b"42E") == checked(bounded, b"42e") != checked(bounded, b"42")
+    store = TermStore()
+    row = store.checked(bounded, b"42")
+    assert store.derivative(row, ord("E")) == store.derivative(row, ord("e"))
+    alphabet = list(bounded.alphabet)
+    for partition in (byte_partition(checked(bounded, b"42")), store.byte_partition(row)):
+        assert partition[ord("e")] == partition[ord("E")]
+        assert len(set(partition[alphabet].tolist())) == len(alphabet) - 1
 
 
 def test_the_exponent_limit_is_on_the_written_exponent_when_magnitudes_are_free() -> None:
