@@ -168,23 +168,3 @@ def _partial(state: Term, tail: tuple[Term, ...]) -> Term | None:
         return None
     partial = cat(*items[:-2])
     return None if nullable(partial) else partial
-
-
-def counting_table(
-    table: np.ndarray, exit_state: int, max_count: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(table, row_of)`` of a unit automaton's ``table`` (its exit: ``exit_state``)
-    times a count of units completed, 0..``max_count``: state ``s`` with count ``n`` is
-    ``s * (max_count + 1) + n``, the exit with count ``n`` is ``exit_state * (max_count
-    + 1) + n`` and has no row (a trie walk stops there, reporting it)."""
-    width = max_count + 1
-    states = table.shape[0]
-    counts = np.arange(width, dtype=np.int32)
-    nxt = table[:, None, :]  # [state, 1, byte]
-    entered_plain = (nxt == 0).astype(np.int32)
-    moved = nxt * width + np.minimum(counts[None, :, None] + entered_plain, max_count)
-    exits = exit_state * width + counts[None, :, None]
-    product = np.where(nxt == DEAD, DEAD, np.where(nxt == exit_state, exits, moved))
-    row_of = np.full((exit_state + 1) * width, -1, np.int32)
-    row_of[: states * width] = np.arange(states * width, dtype=np.int32)
-    return product.reshape(states * width, 256).astype(np.int32), row_of

@@ -62,7 +62,6 @@ from mypy_extensions import mypyc_attr
 
 from fsm.automaton import DEAD
 from fsm.byte_table import ByteTable
-from fsm.counted import counting_table
 from fsm.decomposable import DecomposableBase
 from fsm.lexeme_cache import (
     CountedSelection,
@@ -76,6 +75,7 @@ from fsm.lexeme_cache import (
 from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
+    counting_table,
     cut_mask,
     cut_walk,
     follow_paths,

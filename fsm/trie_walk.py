@@ -1079,3 +1079,50 @@ def masks_up_to_py(tokens, levels, top, words):
         upto = [t for t, at in zip(tokens.tolist(), levels.tolist()) if 0 <= at <= level]
         rows.append(pack_bitmask_py(np.asarray(upto, np.int32), words))
     return np.stack(rows) if rows else np.zeros((0, words), np.int32)
+
+
+@njit((READS_INT32_TABLE, INT, INT), cache=True, nogil=True)
+def counting_table(table, exit_state, max_count):
+    """``(table, row_of)`` of a unit automaton's ``table`` (its exit: ``exit_state``)
+    times a count of units completed, 0..``max_count``: state ``s`` with count ``n`` is
+    ``s * (max_count + 1) + n``, the exit with count ``n`` is ``exit_state * (max_count
+    + 1) + n`` and has no row (a trie walk stops there, reporting it). Entering state 0
+    (a unit completed) adds one to the count, up to ``max_count``. One pass over the
+    product's rows (``fsm.counted``; numpy's version made a temporary the product's
+    size per operation: 6 ms for 20 states, against the walk's 1 ms)."""
+    width = max_count + 1
+    states = table.shape[0]
+    product = np.empty((states * width, 256), np.int32)
+    for state in range(states):
+        for count in range(width):
+            row = state * width + count
+            entered = min(count + 1, max_count)
+            for byte in range(256):
+                target = table[state, byte]
+                if target < 0:
+                    product[row, byte] = target
+                elif target == exit_state:
+                    product[row, byte] = exit_state * width + count
+                elif target == 0:
+                    product[row, byte] = entered
+                else:
+                    product[row, byte] = target * width + count
+    row_of = np.full((exit_state + 1) * width, -1, np.int32)
+    for row in range(states * width):
+        row_of[row] = row
+    return product, row_of
+
+
+def counting_table_py(table, exit_state, max_count):
+    """Numpy twin of ``counting_table``."""
+    width = max_count + 1
+    states = table.shape[0]
+    counts = np.arange(width, dtype=np.int32)
+    nxt = table[:, None, :]  # [state, 1, byte]
+    entered_plain = (nxt == 0).astype(np.int32)
+    moved = nxt * width + np.minimum(counts[None, :, None] + entered_plain, max_count)
+    exits = exit_state * width + counts[None, :, None]
+    product = np.where(nxt < 0, nxt, np.where(nxt == exit_state, exits, moved))
+    row_of = np.full((exit_state + 1) * width, -1, np.int32)
+    row_of[: states * width] = np.arange(states * width, dtype=np.int32)
+    return product.reshape(states * width, 256).astype(np.int32), row_of

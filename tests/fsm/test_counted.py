@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -9,12 +10,12 @@ from fsm.counted import (
     DEAD,
     Counted,
     counted_form,
-    counting_table,
     plain_form,
     unit_automaton,
 )
 from fsm.json_schema.json_text import JSON_CHAR, QUOTE, string_of
 from fsm.terms import EPS, alt, byte_set, derivative, literal, repeat
+from fsm.trie_walk import counting_table, counting_table_py
 
 
 def test_a_bounded_string_is_a_counted_json_char_and_the_plain_string_is_its_base() -> None:
@@ -57,3 +58,18 @@ def test_the_counting_product_counts_completed_units(data: bytes) -> None:
             assert product_state == DEAD
             break
         assert divmod(product_state, width) == (state, count)
+
+
+@given(st.integers(1, 6), st.integers(0, 20), st.integers(0, 2**32 - 1))
+def test_the_counting_kernel_is_its_numpy_twin(states: int, max_count: int, seed: int) -> None:
+    """Any unit table (dead bytes, the exit, state 0 entered again): the kernel's
+    product and rows are the numpy twin's."""
+    exit_state = states
+    table = np.random.default_rng(seed).integers(DEAD, exit_state + 1, (states, 256), np.int32)
+    for fast, slow in zip(
+        counting_table(table, exit_state, max_count),
+        counting_table_py(table, exit_state, max_count),
+        strict=True,
+    ):
+        assert fast.dtype == slow.dtype == np.int32
+        np.testing.assert_array_equal(fast, slow)
