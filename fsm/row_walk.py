@@ -843,18 +843,6 @@ class RowWalker:
             self.shared.put(key, found)
         return found
 
-    def _trie_paths(self, starts: np.ndarray, text: bytes) -> tuple[tuple[int, ...], ...]:
-        """``_paths`` of ``text`` below ``starts``, from the vocabulary's cache when an
-        index followed the same string below the same nodes."""
-        key = ("paths", text, starts.tobytes())
-        known = None if self.shared is None else self.shared.get(key)
-        if isinstance(known, TriePaths):
-            return known.paths
-        paths = _paths(self.trie, starts, text)
-        if self.shared is not None:
-            self.shared.put(key, TriePaths(paths))
-        return paths
-
     def _within_walk(
         self, lexeme: int, within: int, apart: frozenset[bytes]
     ) -> _LexemeWalk | _CutWalk:
@@ -925,12 +913,46 @@ class RowWalker:
         return self._walk_at(state_at), state_at
 
     def _paths_of(self, starts: np.ndarray, strings: list[bytes]) -> list[Sequence[Sequence[int]]]:
-        """Each string's paths below ``starts`` (``_trie_paths``): from the vocabulary's
-        cache string by string, or for many strings (an object's key names, which "any
-        other key" walks down) by one kernel call, not kept: a call per name and its
-        cache entry cost more than the walk."""
-        if len(strings) < KEYS_WALKED_TOGETHER:
-            return [self._trie_paths(starts, text) for text in strings]
+        """Each string's paths below ``starts``: for many strings (an object's key
+        names, which "any other key" walks down) by one kernel call, not kept (a cache
+        entry per name cost more than the walk); for a few, from the vocabulary's cache
+        string by string (``_paths`` of each), the ones it lacks found by one kernel call
+        together and kept (a call per string cost more than its path: a row over an
+        enum of new strings made a hundred calls)."""
+        if len(strings) >= KEYS_WALKED_TOGETHER:
+            return self._paths_together(starts, strings)
+        if self.shared is None:
+            return [_paths(self.trie, starts, text) for text in strings]
+        found: list[Sequence[Sequence[int]]] = []
+        missing: dict[int, bytes] = {}  # position: the string, not in the cache
+        below = starts.tobytes()
+        for position, text in enumerate(strings):
+            known = self.shared.get(("paths", text, below))
+            if isinstance(known, TriePaths):
+                found.append(known.paths)
+            else:
+                found.append(())
+                if text:
+                    missing[position] = text
+        if len(missing) == 1:
+            ((position, text),) = missing.items()
+            paths = _paths(self.trie, starts, text)
+            found[position] = paths
+            self.shared.put(("paths", text, below), TriePaths(paths))
+        elif missing:
+            every = len(starts) == 1  # one start keeps its path even when empty (``_paths``)
+            together = self._paths_together(starts, list(missing.values()))
+            for (position, text), each in zip(missing.items(), together, strict=True):
+                paths = tuple(tuple(path) for path in each if every or path)
+                found[position] = paths
+                self.shared.put(("paths", text, below), TriePaths(paths))
+        return found
+
+    def _paths_together(
+        self, starts: np.ndarray, strings: list[bytes]
+    ) -> list[Sequence[Sequence[int]]]:
+        """Each string's path below each of ``starts`` (empty where the start holds no
+        first byte), by one ``paths_of_texts`` call."""
         bounds = np.zeros(len(strings) + 1, np.int32)
         np.cumsum([len(text) for text in strings], out=bounds[1:])
         trie = self.trie

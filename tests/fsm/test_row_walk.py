@@ -49,6 +49,7 @@ from fsm.row_walk import (
     _distinct_states,
     _HeldWalk,
     _LexemeWalk,
+    _paths,
     distinct_with_inverse,
 )
 from fsm.terms import (
@@ -360,7 +361,7 @@ def test_any_other_key_walks_down_many_names_as_down_each_one(smol_vocab):
     (lexeme,) = [s[0] for s in splits if s is not None and parts.lexeme_within(s[0]) is not None]
     apart = sorted(parts.lexeme_within(lexeme)[1])
     assert len(apart) >= KEYS_WALKED_TOGETHER
-    spaces = sorted(walker._trie_paths(ROOT, text)[0][-1] for text in (b" ", b"  "))
+    spaces = sorted(walker._paths_of(ROOT, [text])[0][0][-1] for text in (b" ", b"  "))
     for starts in (ROOT, np.asarray(spaces, np.int32)):
         together, state_at = walker._down_strings(lexeme, apart, starts)
         each = [walker._down_strings(lexeme, [name], starts) for name in apart]
@@ -987,6 +988,26 @@ def test_a_literal_s_trie_paths_kept_by_the_vocabulary_are_fresh_walks(smol_voca
                 alone, _ = bare._down_strings(bare_automaton.initial, [text], starts)
                 found = walk_differences(strings, alone, automaton, bare_automaton)
                 assert found == []
+
+
+def test_a_few_new_strings_are_followed_together_and_kept_one_by_one(smol_vocab):
+    """Strings the vocabulary's cache lacks (fewer than ``KEYS_WALKED_TOGETHER``) are
+    followed down the trie by one kernel call: each one's paths are what ``_paths``
+    finds for it alone, from the root and below several starts, and each is kept, so
+    the second time reads them all from the cache."""
+    string_walker, string_automaton = walker_of(ANY_STRING, smol_vocab)
+    inside = string_automaton.step(string_automaton.initial, ord('"'))
+    exits = string_walker._lexeme_walk(ROOT, inside).exits
+    texts = [b'name"', b'"', b"", b'zq\xff\x00"', b'id"', b'name"']
+    shared = LexemeWalkCache()
+    walker, _ = walker_of(lexeme(literal(b'name"')), smol_vocab, shared)
+    for starts in (ROOT, exits):
+        held = len(shared)
+        found = walker._paths_of(starts, texts)
+        assert found == [_paths(smol_vocab.trie, starts, text) for text in texts]
+        assert len(shared) == held + len(set(texts) - {b""})
+        assert walker._paths_of(starts, texts) == found
+        assert len(shared) == held + len(set(texts) - {b""})
 
 
 def test_a_number_with_bounds_is_taken_apart_where_what_follows_cannot_go_on_with_it():
