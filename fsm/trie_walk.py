@@ -3,7 +3,8 @@
 Each numba kernel has a plain-Python twin with the same output, used by the tests to
 check the kernel (and readable as its specification). The kernels only read arrays:
 the automaton's transition table, a flag per state telling whether its row of the
-table is known yet, and the flat token trie (see ``fsm.trie``).
+table is known yet, and the flat token trie (see ``fsm.trie``); ``counting_table``
+builds the table a length-bounded string is walked over (``fsm.counted``).
 """
 
 from __future__ import annotations
