@@ -563,9 +563,9 @@ def _common_walks(sample: dict[str, dict]) -> dict[str, list[tuple[float, list[i
         seen: Counter[str] = Counter()
         walked = keyed[name] = {}
         counts = record.get("steps") or [0] * len(record["totals"])
-        ends = list(accumulate(counts))
+        ends, cold = list(accumulate(counts)), record.get("cold", [])
         for label, total, end, count in zip(record["labels"], record["totals"], ends, counts):
-            walked[label, seen[label]] = (total, record.get("cold", [])[end - count : end])
+            walked[label, seen[label]] = (total, cold[end - count : end])
             seen[label] += 1
     shared = set.intersection(*(set(walked) for walked in keyed.values())) if keyed else set()
     order = sorted(shared)

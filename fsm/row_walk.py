@@ -55,7 +55,7 @@ keeps the automaton from filling with states no row hands out.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -102,6 +102,11 @@ KEYS_WALKED_TOGETHER = 12
 (``_keys_walked_together``): below it the call's fixed cost was more than it saved
 (``benchmarks/key_rows.py``: 3 keys 30-50 µs slower, 10 alike, 30-70 25-40% faster)."""
 _NONE = np.zeros(0, np.int32)
+
+TextPaths = tuple[tuple[int, ...], ...]
+"""A string's paths down the trie, one per start that holds its first byte (every
+start's path when there is one start)."""
+
 FEW_STATES = 64
 """Up to this many, distinct states are found through a set: numpy's calls would cost
 more than the work (``_distinct_states``, ``distinct_with_inverse``)."""
@@ -912,58 +917,29 @@ class RowWalker:
                         break
         return self._walk_at(state_at), state_at
 
-    def _paths_of(self, starts: np.ndarray, strings: list[bytes]) -> list[Sequence[Sequence[int]]]:
-        """Each string's paths below ``starts``: for many strings (an object's key
-        names, which "any other key" walks down) by one kernel call, not kept (a cache
-        entry per name cost more than the walk); for a few, from the vocabulary's cache
-        string by string (``_paths`` of each), the ones it lacks found by one kernel call
-        together and kept (a call per string cost more than its path: a row over an
-        enum of new strings made a hundred calls)."""
-        if len(strings) >= KEYS_WALKED_TOGETHER:
-            return self._paths_together(starts, strings)
-        if self.shared is None:
-            return [_paths(self.trie, starts, text) for text in strings]
-        found: list[Sequence[Sequence[int]]] = []
-        missing: dict[int, bytes] = {}  # position: the string, not in the cache
+    def _paths_of(self, starts: np.ndarray, strings: list[bytes]) -> list[TextPaths]:
+        """Each string's paths below ``starts`` (``_paths``), those not known found by
+        one kernel call together (a call per string cost more than its path: a row over
+        an enum of new strings made a hundred). A few strings are read from the
+        vocabulary's cache and kept in it; many (an object's key names, which "any other
+        key" walks down) are not kept: a cache entry per name cost more than the walk."""
+        keep = self.shared if len(strings) < KEYS_WALKED_TOGETHER else None
         below = starts.tobytes()
+        found: list[TextPaths] = [() for _ in strings]
+        missing: dict[int, bytes] = {}  # position: the string, not known
         for position, text in enumerate(strings):
-            known = self.shared.get(("paths", text, below))
+            known = None if keep is None else keep.get(("paths", text, below))
             if isinstance(known, TriePaths):
-                found.append(known.paths)
-            else:
-                found.append(())
-                if text:
-                    missing[position] = text
-        if len(missing) == 1:
-            ((position, text),) = missing.items()
-            paths = _paths(self.trie, starts, text)
-            found[position] = paths
-            self.shared.put(("paths", text, below), TriePaths(paths))
-        elif missing:
-            every = len(starts) == 1  # one start keeps its path even when empty (``_paths``)
-            together = self._paths_together(starts, list(missing.values()))
-            for (position, text), each in zip(missing.items(), together, strict=True):
-                paths = tuple(tuple(path) for path in each if every or path)
+                found[position] = known.paths
+            elif text:
+                missing[position] = text
+        if missing:
+            together = _paths_together(self.trie, starts, list(missing.values()))
+            for (position, text), paths in zip(missing.items(), together, strict=True):
                 found[position] = paths
-                self.shared.put(("paths", text, below), TriePaths(paths))
+                if keep is not None:
+                    keep.put(("paths", text, below), TriePaths(paths))
         return found
-
-    def _paths_together(
-        self, starts: np.ndarray, strings: list[bytes]
-    ) -> list[Sequence[Sequence[int]]]:
-        """Each string's path below each of ``starts`` (empty where the start holds no
-        first byte), by one ``paths_of_texts`` call."""
-        bounds = np.zeros(len(strings) + 1, np.int32)
-        np.cumsum([len(text) for text in strings], out=bounds[1:])
-        trie = self.trie
-        data = np.frombuffer(b"".join(strings), np.uint8)
-        nodes, path_bounds = paths_of_texts(trie.labels, trie.ends, starts, data, bounds)
-        listed, at = nodes.tolist(), path_bounds.tolist()
-        count = len(starts)
-        return [
-            [listed[at[p] : at[p + 1]] for p in range(k * count, (k + 1) * count)]
-            for k in range(len(strings))
-        ]
 
     def _walk_at(self, state_at: dict[int, int]) -> _LexemeWalk:
         """The walk of the tokens ending at the nodes of ``state_at`` (in its order),
@@ -1139,14 +1115,34 @@ def _literal_key(text: bytes, starts: bytes) -> tuple[str, bytes, bytes]:
     return "literal", text, starts
 
 
-def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> tuple[tuple[int, ...], ...]:
+def _paths(trie: TokenTrie, starts: np.ndarray, text: bytes) -> TextPaths:
     """The trie nodes spelling ``text``'s prefixes below each of ``starts``
-    (``follow_paths``), for the starts below which the trie holds its first byte."""
+    (``follow_paths``), for the starts below which the trie holds its first byte: one
+    string at a time, the reference ``_paths_together`` is tested against."""
     if not text:
         return ()
     paths = follow_paths(trie.labels, trie.ends, starts, np.frombuffer(text, np.uint8))
     held = range(1) if len(starts) == 1 else np.flatnonzero(paths[:, 0] >= 0).tolist()
     return tuple(tuple(node for node in paths[r].tolist() if node >= 0) for r in held)
+
+
+def _paths_together(trie: TokenTrie, starts: np.ndarray, texts: list[bytes]) -> list[TextPaths]:
+    """``_paths`` of each of ``texts`` (none empty), by one ``paths_of_texts`` call."""
+    bounds = np.zeros(len(texts) + 1, np.int32)
+    np.cumsum([len(text) for text in texts], out=bounds[1:])
+    data = np.frombuffer(b"".join(texts), np.uint8)
+    nodes, path_bounds = paths_of_texts(trie.labels, trie.ends, starts, data, bounds)
+    listed, at = nodes.tolist(), path_bounds.tolist()
+    count = len(starts)
+    every = count == 1  # one start keeps its path even when empty, as ``_paths``
+    return [
+        tuple(
+            tuple(listed[at[p] : at[p + 1]])
+            for p in range(k * count, (k + 1) * count)
+            if every or at[p + 1] > at[p]
+        )
+        for k in range(len(texts))
+    ]
 
 
 def _units_begun(kinds: np.ndarray, counts: np.ndarray, exit_kind: int) -> np.ndarray:
