@@ -55,7 +55,8 @@ _QUICK_SEARCH = 4
 """Rows a liveness search sees before it also looks for a witness."""
 
 _PENDING = -1
-"""The row of a state numbered before it is built (a join, a union, a key's prefix)."""
+"""The row of a state numbered before it is built (a join, a union, a concatenation, a
+key's prefix)."""
 
 
 class StoreAutomaton(DecomposableBase):
@@ -102,6 +103,9 @@ class StoreAutomaton(DecomposableBase):
         # the bounds left (-1: no upper bound); pending ones: the form, partial, units
         self._counted: dict[tuple[int, int], dict[tuple[int, int, int], int]] = {}
         self._pending_counted: dict[int, tuple[CountedRow, int, int]] = {}
+        # concatenations numbered before their rows are built (``_unbuilt_cat``)
+        self._unbuilt_cats: dict[tuple[int, int], int] = {}
+        self._cat_pairs: dict[int, tuple[int, int]] = {}
         self._initial = self._intern(root)
 
     @property
@@ -159,8 +163,8 @@ class StoreAutomaton(DecomposableBase):
         return len(self._rows) - 1
 
     def _row(self, state: int) -> int:
-        """A state's row, building a pending join's, union's, prefix's or counted
-        state's on first use."""
+        """A state's row, building a pending join's, union's, unbuilt concatenation's,
+        prefix's or counted state's on first use."""
         row = self._rows[state]
         if row != _PENDING:
             return row
@@ -182,6 +186,9 @@ class StoreAutomaton(DecomposableBase):
                     for item in items
                 ]
             )
+        elif state in self._cat_pairs:
+            head, rest = self._cat_pairs[state]
+            row = store.cat(head, rest)
         else:
             lexeme, read = self._pending_prefixes.pop(state)
             row = self._row(lexeme)
@@ -211,11 +218,18 @@ class StoreAutomaton(DecomposableBase):
     def lexeme_split(self, state: int) -> tuple[int, int] | None:
         if state in self._splits:
             return self._splits[state]
+        pair = self._cat_pairs.get(state)
+        if pair is not None and self._splitter.is_lexeme(self.store.first[pair[0]]):
+            head, rest = pair  # split as its row would be, that row unbuilt
+            first = self._intern(self.store.first[head])
+            unbuilt = first, self._unbuilt_cat(self.store.second[head], rest)
+            self._splits[state] = unbuilt
+            return unbuilt
         parts = self._splitter.split_lexeme(self._row(state))
         split = None
         if parts is not None:
-            head, rest = parts
-            split = self._intern(head), (self.exit_state if rest == EPS else self._intern(rest))
+            lexeme, after = parts
+            split = self._intern(lexeme), (self.exit_state if after == EPS else self._intern(after))
         self._splits[state] = split
         return split
 
@@ -357,12 +371,37 @@ class StoreAutomaton(DecomposableBase):
         return None if rows is None else tuple(self._intern(row) for row in rows)
 
     def branches(self, state: int) -> tuple[int, ...] | None:
+        """The branches of a union state (``StoreSplits.branches_unbuilt``): a branch
+        headed by a lexeme is numbered with its row unbuilt (``_unbuilt_cat``)."""
         if state in self._branches:
             return self._branches[state]
-        rows = self._splitter.branch_terms(self._row(state))
-        found = None if rows is None else tuple(self._intern(row) for row in rows)
-        self._branches[state] = found
-        return found
+        found = self._splitter.branches_unbuilt(self._row(state))
+        states = None
+        if found is not None:
+            states = tuple(
+                self._intern(branch) if isinstance(branch, int) else self._unbuilt_cat(*branch)
+                for branch in found
+            )
+        self._branches[state] = states
+        return states
+
+    def _unbuilt_cat(self, head: int, rest: int) -> int:
+        """The state of ``cat(head, rest)``, numbered now, its row built on first use
+        (``_row``), for a ``head`` that is a concatenation: its items are not re-nested
+        behind ``rest`` until some question needs the row. A ``head`` led by a lexeme
+        splits with no row built, its rest unbuilt in turn (``lexeme_split``): the walk
+        builds only the rows of the states it enters."""
+        store = self.store
+        if rest == EPS:
+            return self._intern(head)
+        if store.kinds[head] != KIND_CAT:
+            return self._intern(store.cat(head, rest))
+        key = head, rest
+        state = self._unbuilt_cats.get(key)
+        if state is None:
+            state = self._unbuilt_cats[key] = self._number_state(_PENDING)
+            self._cat_pairs[state] = key
+        return state
 
     def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
         state = self._unions.get(items)

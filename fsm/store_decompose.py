@@ -18,6 +18,8 @@ will read (``docs/design.md``, sixty-sixth session).
 
 from __future__ import annotations
 
+from typing import cast
+
 from fsm.decompose import (
     HEAD_BUDGET,
     MAX_NESTING,
@@ -41,6 +43,10 @@ from fsm.term_store import (
     TermStore,
 )
 from fsm.terms import byte_mask
+
+Branch = int | tuple[int, int]
+"""A union state's branch: a row, or a pair ``(member, rest)`` standing for the row
+``cat(member, rest)``, not built (``StoreSplits.branches_unbuilt``)."""
 
 
 class StoreSplits:
@@ -242,19 +248,58 @@ class StoreSplits:
         if not require_lexeme:
             return found
         branches = self._lexeme_branches(row, found, MAX_NESTING)
-        return None if branches is None else self._shared_heads_joined(branches)
+        if branches is None:
+            return None
+        return cast(tuple[int, ...], self._shared_heads_joined(branches))  # rows in, rows out
 
-    def _shared_heads_joined(self, branches: tuple[int, ...]) -> tuple[int, ...]:
+    def branches_unbuilt(self, row: int) -> tuple[Branch, ...] | None:
+        """``branch_terms(row)``, where a union heads ``row`` and some of its members
+        start with a lexeme: each such branch ``cat(member, rest)`` is the pair
+        ``(member, rest)``, not built. Its split is ``member``'s lexeme, then the rest
+        of ``member`` before ``rest``, exactly (``split_lexeme`` reads a lexeme head
+        first), so the automaton splits it with no row built (``StoreAutomaton``):
+        building each branch re-nested every item of every member behind ``rest``,
+        and an object's key members are several items each, behind the text after
+        the object, at every key read (issue 15)."""
+        store = self.store
+        if store.kinds[row] == KIND_CAT:
+            union = self._union_of(store.first[row])
+            if union is not None:
+                members = store.members(union)
+                if any(self._lexeme_headed(member) for member in members):
+                    rest = store.second[row]
+                    return self._shared_heads_joined(
+                        tuple(
+                            (member, rest)
+                            if self._lexeme_headed(member)
+                            else store.cat(member, rest)
+                            for member in members
+                        )
+                    )
+        return self.branch_terms(row)
+
+    def _lexeme_headed(self, row: int) -> bool:
+        """Whether ``row`` is a concatenation whose first item is a lexeme."""
+        store = self.store
+        return store.kinds[row] == KIND_CAT and self.is_lexeme(store.first[row])
+
+    def _shared_heads_joined(self, branches: tuple[Branch, ...]) -> tuple[Branch, ...]:
+        """The branches, those that are concatenations with one head and no split
+        joined into one (their rests a union); an unbuilt pair splits, and stays."""
         store = self.store
         groups: dict[int, list[int]] = {}
         for branch in branches:
-            if store.kinds[branch] == KIND_CAT and self.split_lexeme(branch) is None:
-                groups.setdefault(store.first[branch], []).append(branch)
+            if isinstance(branch, int) and store.kinds[branch] == KIND_CAT:
+                if self.split_lexeme(branch) is None:
+                    groups.setdefault(store.first[branch], []).append(branch)
         if all(len(group) == 1 for group in groups.values()):
             return branches
-        joined: dict[int, None] = {}
+        joined: dict[Branch, None] = {}
         for branch in branches:
-            group = groups.get(store.first[branch]) if store.kinds[branch] == KIND_CAT else None
+            if not isinstance(branch, int) or store.kinds[branch] != KIND_CAT:
+                joined[branch] = None
+                continue
+            group = groups.get(store.first[branch])
             if group is None or len(group) == 1 or branch not in group:
                 joined[branch] = None
             elif branch == group[0]:

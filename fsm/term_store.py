@@ -122,6 +122,7 @@ class TermStore:
         self._thunk_ids: dict[Hashable, int] = {}
         self._checker_ids: dict[objects.Checker, int] = {}
         self._text_ids: dict[bytes, int] = {}
+        self._literals: dict[bytes, int] = {}
         self._entered: set[int] = set()  # thunks inside their own body's question
         self._loader = _Loader(self)
         self._derivatives: dict[int, int] = {}
@@ -192,10 +193,14 @@ class TermStore:
         return term
 
     def literal(self, data: bytes) -> int:
-        """Exactly ``data``."""
-        term = EPS
-        for byte in reversed(data):
-            term = self.cat(self.byte_set(1 << byte), term)
+        """Exactly ``data`` (kept: a schema's names and pieces are spelled again by
+        every compile into the store)."""
+        term = self._literals.get(data)
+        if term is None:
+            term = EPS
+            for byte in reversed(data):
+                term = self.cat(self.byte_set(1 << byte), term)
+            self._literals[data] = term
         return term
 
     def cat(self, head: int, rest: int) -> int:

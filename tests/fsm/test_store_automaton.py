@@ -17,6 +17,7 @@ from fsm.json_schema import schema_term, schema_term_in
 from fsm.json_schema.strings import strings_in
 from fsm.regex import regex_in, regex_term
 from fsm.store_automaton import StoreAutomaton
+from fsm.store_decompose import StoreSplits
 from fsm.term_builder import StoredTerms
 from fsm.term_store import TermStore
 from fsm.token_index import TokenIndex
@@ -263,3 +264,39 @@ def test_maskbench_rows_walk_as_the_object_terms_walk() -> None:
             assert_walked_alike(*automata, text)
         walked += 1
     assert walked > 0.9 * len(rows)
+
+
+def test_unbuilt_branches_split_as_their_rows_and_stay_unbuilt() -> None:
+    """Along texts of an object inside an object, every branch of every union state
+    met is the row ``branch_terms`` builds, and its split is that row's split; taking
+    the branches apart builds fewer rows than building them did."""
+    from tests.fsm.test_store_decompose import NESTED, NESTED_VALUES
+
+    store = TermStore()
+    root = schema_term_in(strings_in(StoredTerms(store)), NESTED, whitespace_max=1)
+    automaton = StoreAutomaton(store, root)
+    splitter = StoreSplits(store)
+    unions = fewer = 0
+    for value in NESTED_VALUES:
+        state = automaton.initial
+        for byte in json.dumps(value).encode():
+            branches = automaton.branches(state)
+            if branches is not None:
+                grown = len(store)
+                splits = [automaton.lexeme_split(branch) for branch in branches]
+                lazy = len(store) - grown
+                built = splitter.branch_terms(automaton.row(state))
+                assert built is not None
+                building = len(store) - grown - lazy
+                assert lazy <= building
+                fewer += lazy < building
+                assert tuple(automaton.row(branch) for branch in branches) == built
+                for split, row in zip(splits, built):
+                    expected = splitter.split_lexeme(row)
+                    assert (split is None) == (expected is None)
+                    if split is not None and expected is not None:
+                        assert (automaton.row(split[0]), automaton.row(split[1])) == expected
+                unions += 1
+            state = automaton.step(state, byte)
+            assert state != DEAD
+    assert unions >= 3 and fewer >= 2
