@@ -135,8 +135,9 @@ class StoreAutomaton(DecomposableBase):
         return of_class[np.frombuffer(members, np.uint8)], store.nullable(row)
 
     def accepts(self, state: int) -> bool:
-        """Whether the state's row is nullable; for a union of joins or a join, read
-        off their parts without building the row (``DerivativeAutomaton.accepts``)."""
+        """Whether the state's row is nullable; for a union of joins, a join or an
+        unbuilt concatenation, read off their parts without building the row
+        (``DerivativeAutomaton.accepts``)."""
         joins = self._union_joins.get(state)
         if joins is not None:
             return any(self.accepts(head) and self.accepts(rest) for head, rest in joins)
@@ -145,6 +146,9 @@ class StoreAutomaton(DecomposableBase):
         pair = self._pending_joins.get(state)
         if pair is not None:
             return self.accepts(pair[0]) and self.accepts(pair[1])
+        unbuilt = self._cat_pairs.get(state)
+        if unbuilt is not None:  # its row may wait: read off its parts
+            return self.store.nullable(unbuilt[0]) and self.store.nullable(unbuilt[1])
         return self.store.nullable(self._row(state))
 
     def _intern(self, row: int) -> int:

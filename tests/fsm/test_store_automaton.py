@@ -300,3 +300,24 @@ def test_unbuilt_branches_split_as_their_rows_and_stay_unbuilt() -> None:
             state = automaton.step(state, byte)
             assert state != DEAD
     assert unions >= 3 and fewer >= 2
+
+
+def test_an_unbuilt_branch_accepts_as_its_row_without_building_it() -> None:
+    """Whether an unbuilt branch and its unbuilt rests accept is their rows' answer,
+    read off their parts: asking builds no row."""
+    from tests.fsm.test_store_decompose import NESTED
+
+    store = TermStore()
+    root = schema_term_in(strings_in(StoredTerms(store)), NESTED, whitespace_max=1)
+    automaton = StoreAutomaton(store, root)
+    state = automaton.initial
+    for byte in b'{"inner": {"':
+        state = automaton.step(state, byte)
+    branches = automaton.branches(state)
+    assert branches is not None
+    rests = [split[1] for split in map(automaton.lexeme_split, branches) if split is not None]
+    assert rests
+    grown = len(store)
+    answers = [automaton.accepts(s) for s in (*branches, *rests)]
+    assert len(store) == grown
+    assert answers == [store.nullable(automaton.row(s)) for s in (*branches, *rests)]
