@@ -266,14 +266,13 @@ class StoreSplits:
             union = self._union_of(store.first[row])
             if union is not None:
                 members = store.members(union)
-                if any(self._lexeme_headed(member) for member in members):
+                headed = [self._lexeme_headed(member) for member in members]
+                if any(headed):
                     rest = store.second[row]
                     return self._shared_heads_joined(
                         tuple(
-                            (member, rest)
-                            if self._lexeme_headed(member)
-                            else store.cat(member, rest)
-                            for member in members
+                            (member, rest) if lexeme_first else store.cat(member, rest)
+                            for member, lexeme_first in zip(members, headed)
                         )
                     )
         return self.branch_terms(row)
@@ -289,9 +288,12 @@ class StoreSplits:
         store = self.store
         groups: dict[int, list[int]] = {}
         for branch in branches:
-            if isinstance(branch, int) and store.kinds[branch] == KIND_CAT:
-                if self.split_lexeme(branch) is None:
-                    groups.setdefault(store.first[branch], []).append(branch)
+            if (
+                isinstance(branch, int)
+                and store.kinds[branch] == KIND_CAT
+                and self.split_lexeme(branch) is None
+            ):
+                groups.setdefault(store.first[branch], []).append(branch)
         if all(len(group) == 1 for group in groups.values()):
             return branches
         joined: dict[Branch, None] = {}

@@ -33,37 +33,37 @@ import sys
 import time
 from pathlib import Path
 
-METHODS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "store_automaton.py": (
-        ("StoreAutomaton",
-         ("expand", "lexeme_split", "branches", "lexeme_key", "lexeme_state", "step",
-          "join", "union", "is_live", "_row", "after", "lexeme_within", "lexeme_strings",
-          "counting", "counted_states", "head_split", "_unbuilt_cat")),
+        "StoreAutomaton",
+        ("expand", "lexeme_split", "branches", "lexeme_key", "lexeme_state", "step",
+         "join", "union", "is_live", "_row", "after", "lexeme_within", "lexeme_strings",
+         "counting", "counted_states", "head_split", "_unbuilt_cat"),
     ),
     "term_store.py": (
-        ("TermStore",
-         ("cat", "alt", "derivative", "byte_partition", "nullable", "first_bytes_over",
-          "intersect", "finite_strings")),
+        "TermStore",
+        ("cat", "alt", "derivative", "byte_partition", "nullable", "first_bytes_over",
+         "intersect", "finite_strings"),
     ),
     "store_decompose.py": (
-        ("StoreSplits",
-         ("split_lexeme", "nested_split", "branch_terms", "_items_of_union", "branches_unbuilt",
-          "_shared_heads_joined", "_behind_separator")),
+        "StoreSplits",
+        ("split_lexeme", "nested_split", "branch_terms", "_items_of_union", "branches_unbuilt",
+         "_shared_heads_joined", "_behind_separator"),
     ),
     "row_walk.py": (
-        ("RowWalker",
-         ("walk", "_root_walk", "_renumbered", "_below_walk", "_within_walk",
-          "_counted_walk", "_literal_walk", "_walk", "target", "_keys_walked_together",
-          "_finite_walk", "_union_state", "joined", "_by_first_bytes", "_lexeme_walk_each",
-          "_through_lexeme", "_taken_apart", "_below", "_plain", "_below_each",
-          "_in_trie_order", "_literal_tokens", "_down_strings", "_one_string")),
+        "RowWalker",
+        ("walk", "_root_walk", "_renumbered", "_below_walk", "_within_walk",
+         "_counted_walk", "_literal_walk", "_walk", "target", "_keys_walked_together",
+         "_finite_walk", "_union_state", "joined", "_by_first_bytes", "_lexeme_walk_each",
+         "_through_lexeme", "_taken_apart", "_below", "_plain", "_below_each",
+         "_in_trie_order", "_literal_tokens", "_down_strings", "_one_string"),
     ),
-    "index_core.py": (("IndexCore", ("_build_row", "next_state", "bitmask")),),
-    "byte_table.py": (("ByteTable", ("expand",)),),
-    "token_row.py": (("TokenRow", ("__init__", "items_of", "merged")),),
-    "lexeme_cache.py": (("LexemeWalkCache", ("get", "put")),),
+    "index_core.py": ("IndexCore", ("_build_row", "next_state", "bitmask")),
+    "byte_table.py": ("ByteTable", ("expand",)),
+    "token_row.py": ("TokenRow", ("__init__", "items_of", "merged")),
+    "lexeme_cache.py": ("LexemeWalkCache", ("get", "put")),
 }  # fmt: skip
-"""Per module of ``fsm``: the classes whose methods are timed, each with those methods."""
+"""Per module of ``fsm``: the class whose methods are timed, and those methods."""
 
 TIMERS = '''"""Timers written by scripts/compiled_profile.py (a profiling copy only)."""
 
@@ -125,8 +125,6 @@ def timed_source(source: str, cls: str, methods: tuple[str, ...]) -> str:
         )
         lines[first:first] = [*signature, "        _start = _timer_begin()", *body, ""]
     timed = "\n".join(lines)
-    if IMPORTS in timed:  # a second class of the same module
-        return timed
     future = "from __future__ import annotations\n"
     return timed.replace(future, future + "\n" + IMPORTS, 1)
 
@@ -137,12 +135,9 @@ def instrument(tree: Path) -> None:
     if not (tree / ".git").is_file():
         raise SystemExit(f"{tree} is not a git worktree: instrument a copy, never a checkout")
     package = tree / "fsm"
-    for module, classes in METHODS.items():
+    for module, (cls, methods) in METHODS.items():
         path = package / module
-        source = path.read_text()
-        for cls, methods in classes:
-            source = timed_source(source, cls, methods)
-        path.write_text(source)
+        path.write_text(timed_source(path.read_text(), cls, methods))
     (package / "_timers.py").write_text(TIMERS)
 
 

@@ -65,16 +65,14 @@ def test_a_timed_class_answers_as_before_and_times_own_and_total(profile, monkey
 
 
 def test_every_method_listed_is_in_the_package_and_its_timed_module_parses(profile):
-    for module, classes in profile.METHODS.items():
-        timed = (ROOT / "fsm" / module).read_text()
-        for cls, methods in classes:
-            timed = profile.timed_source(timed, cls, methods)
+    for module, (cls, methods) in profile.METHODS.items():
+        source = (ROOT / "fsm" / module).read_text()
+        timed = profile.timed_source(source, cls, methods)
         tree = ast.parse(timed)
-        for cls, methods in classes:
-            (klass,) = (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
-            names = {n.name for n in klass.body if isinstance(n, ast.FunctionDef)}
-            assert {f"_timed_{name}" for name in methods} <= names
-            assert set(methods) <= names
+        (klass,) = (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+        names = {n.name for n in klass.body if isinstance(n, ast.FunctionDef)}
+        assert {f"_timed_{name}" for name in methods} <= names
+        assert set(methods) <= names
 
 
 def test_a_method_the_class_lacks_is_refused(profile):

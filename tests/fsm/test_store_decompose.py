@@ -159,8 +159,8 @@ def test_object_states_split_into_keys_and_values() -> None:
 
 
 def test_object_members_that_start_with_a_key_are_left_unbuilt() -> None:
-    """An object's key members behind the text after the object are pairs, each the
-    same branch built (the check above, on every state), and they are most of them."""
+    """An object's key members behind the text after the object are handed out as
+    pairs, each the same branch built (the check above, on every state)."""
     texts = [text for value in NESTED_VALUES for text in texts_of(value)]
     store = TermStore()
     splits = StoreSplits(store)
