@@ -120,7 +120,9 @@ class SplitMemo:
 
 def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
     """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme or a head
-    that may end (see the module docstring), or None."""
+    that may end (see the module docstring), or None. A thunk that opens in place
+    (``Thunk.opens_in_place``: what follows an object's key) heading ``term`` is read
+    as its body."""
     if isinstance(term, Lexeme):
         return term, EPS
     if not isinstance(term, Cat):
@@ -131,7 +133,11 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     memo = SplitMemo() if memo is None else memo
     if term in memo.splits:
         return memo.splits[term]
-    split = _split_after_separators(term, memo)
+    head = items[0]
+    if isinstance(head, Thunk) and head.opens_in_place():  # read as its body
+        split = split_lexeme(cat(head.body(), term.rest()), memo)
+    else:
+        split = _split_after_separators(term, memo)
     memo.splits[term] = split
     return split
 

@@ -223,7 +223,11 @@ class StoreAutomaton(DecomposableBase):
         if state in self._splits:
             return self._splits[state]
         pair = self._cat_pairs.get(state)
-        if pair is not None and self._splitter.is_lexeme(self.store.first[pair[0]]):
+        if (
+            pair is not None
+            and self.store.kinds[pair[0]] == KIND_CAT
+            and self._splitter.is_lexeme(self.store.first[pair[0]])
+        ):
             head, rest = pair  # split as its row would be, that row unbuilt
             first = self._intern(self.store.first[head])
             unbuilt = first, self._unbuilt_cat(self.store.second[head], rest)

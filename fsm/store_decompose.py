@@ -99,7 +99,8 @@ class StoreSplits:
 
     def split_lexeme(self, row: int) -> tuple[int, int] | None:
         """``(head, rest)`` with ``row == cat(head, rest)`` and ``head`` a lexeme or a
-        head that may end (``fsm.decompose.split_lexeme``), or None."""
+        head that may end, a thunk that opens in place at the head read as its body
+        (``fsm.decompose.split_lexeme``), or None."""
         store = self.store
         if self.is_lexeme(row):
             return row, EPS
@@ -109,7 +110,11 @@ class StoreSplits:
             return store.first[row], store.second[row]
         if row in self.splits:
             return self.splits[row]
-        split = self._split_after_separators(row)
+        head = store.first[row]
+        if store.kinds[head] == KIND_THUNK and store.thunk_of(head).opens_in_place():
+            split = self.split_lexeme(store.cat(store.body(head), store.second[row]))
+        else:
+            split = self._split_after_separators(row)
         self.splits[row] = split
         return split
 

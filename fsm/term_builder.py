@@ -105,8 +105,15 @@ class TermBuilder(Generic[T]):
         raise NotImplementedError
 
     def keyed_thunk(
-        self, key: Hashable, make: Callable[[Hashable], T], *, search_order: int = 0
+        self,
+        key: Hashable,
+        make: Callable[[Hashable], T],
+        *,
+        search_order: int = 0,
+        needs_liveness_check: bool = False,
     ) -> T:
+        """``objects.keyed_thunk``: ``needs_liveness_check`` when the body may hold an
+        intersection or a complement outside every thunk (its builder knows)."""
         raise NotImplementedError
 
     def checked(self, checker: objects.Checker, text: bytes = b"") -> T:
@@ -212,9 +219,16 @@ class ObjectTerms(TermBuilder[objects.Term]):
         return objects.thunk(key, make, shortest=shortest, search_order=search_order)
 
     def keyed_thunk(
-        self, key: Hashable, make: Callable[[Hashable], objects.Term], *, search_order: int = 0
+        self,
+        key: Hashable,
+        make: Callable[[Hashable], objects.Term],
+        *,
+        search_order: int = 0,
+        needs_liveness_check: bool = False,
     ) -> objects.Term:
-        return objects.keyed_thunk(key, make, search_order=search_order)
+        return objects.keyed_thunk(
+            key, make, search_order=search_order, needs_liveness_check=needs_liveness_check
+        )
 
     def checked(self, checker: objects.Checker, text: bytes = b"") -> objects.Term:
         return objects.checked(checker, text)
@@ -325,9 +339,21 @@ class StoredTerms(TermBuilder[int]):
         )
 
     def keyed_thunk(
-        self, key: Hashable, make: Callable[[Hashable], int], *, search_order: int = 0
+        self,
+        key: Hashable,
+        make: Callable[[Hashable], int],
+        *,
+        search_order: int = 0,
+        needs_liveness_check: bool = False,
     ) -> int:
-        return self.store.thunk(StoredThunk(key, make, keyed=True, search_order=search_order))
+        made = StoredThunk(
+            key,
+            make,
+            keyed=True,
+            search_order=search_order,
+            needs_liveness_check=needs_liveness_check,
+        )
+        return self.store.thunk(made)
 
     def checked(self, checker: objects.Checker, text: bytes = b"") -> int:
         return self.store.checked(checker, text)

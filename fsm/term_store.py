@@ -573,8 +573,9 @@ class TermStore:
 
     def needs_liveness_check(self, term: int) -> bool:
         """Whether ``term`` holds an intersection or a complement outside every thunk's
-        body: its emptiness then cannot be read off its row (``EMPTY``), and a search
-        must tell (``fsm.terms.Term.needs_liveness_check``, asked of rows)."""
+        body, or a thunk whose builder says its body may: its emptiness then cannot be
+        read off its row (``EMPTY``), and a search must tell
+        (``fsm.terms.Term.needs_liveness_check``, asked of rows)."""
         known = self._liveness.get(term)
         if known is not None:
             return known
@@ -589,6 +590,8 @@ class TermStore:
             found = any(self.needs_liveness_check(member) for member in self.members(term))
         elif kind == KIND_REPEAT or kind == KIND_LEXEME or kind == KIND_EXCEPT:
             found = self.needs_liveness_check(self.first[term])
+        elif kind == KIND_THUNK:  # its builder's word (``keyed_thunk``), the body unread
+            found = self.thunks[self.first[term]].needs_liveness_check
         else:
             found = False
         self._liveness[term] = found
@@ -899,7 +902,7 @@ class StoredThunk:
     an id of the store the builder writes to. ``shortest`` and ``search_order`` are
     ``fsm.terms.Thunk``'s promises, kept for the questions that read them."""
 
-    __slots__ = ("key", "make", "keyed", "shortest", "search_order")
+    __slots__ = ("key", "make", "keyed", "shortest", "search_order", "needs_liveness_check")
 
     def __init__(
         self,
@@ -909,12 +912,14 @@ class StoredThunk:
         keyed: bool = False,
         shortest: Callable[[], bytes] | None = None,
         search_order: int = 0,
+        needs_liveness_check: bool = False,
     ) -> None:
         self.key = key
         self.make = make
         self.keyed = keyed
         self.shortest = shortest
         self.search_order = search_order
+        self.needs_liveness_check = needs_liveness_check
 
     def build(self) -> int:
         """The body's id (the store keeps it; this record does not)."""
@@ -925,6 +930,11 @@ class StoredThunk:
         (``fsm.terms.keyed_thunk``), else None."""
         opening = getattr(self.make, "opening_bytes", None) if self.keyed else None
         return None if opening is None else int(opening(self.key))
+
+    def opens_in_place(self) -> bool:
+        """``fsm.terms.Thunk.opens_in_place``: as the keyed family's builder says."""
+        opens = getattr(self.make, "opens_in_place", None) if self.keyed else None
+        return opens is not None and bool(opens(self.key))
 
     def __repr__(self) -> str:
         return f"<{self.key!r}>"

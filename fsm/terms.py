@@ -316,6 +316,7 @@ class Thunk(Term):
         "search_order",
         "_make",
         "_keyed",
+        "_in_place",
         "_body",
         "_expanding",
         "_visiting",
@@ -329,14 +330,17 @@ class Thunk(Term):
         shortest: Callable[[], bytes] | None = None,
         search_order: int = 0,
         keyed: bool = False,
+        in_place: bool = False,
     ) -> None:
-        """``keyed``: ``make`` takes the key (``keyed_thunk``), else nothing."""
+        """``keyed``: ``make`` takes the key (``keyed_thunk``), else nothing;
+        ``in_place``: see ``opens_in_place``."""
         super().__init__(hash(("thunk", key)), needs_check)
         self.key = key
         self.shortest = shortest
         self.search_order = search_order
         self._make: Callable[..., Term] | None = make
         self._keyed = keyed
+        self._in_place = in_place
         self._body: Term | None = None
         # Threads building the body / inside ``through_body``, allocated on first use:
         # most thunks (an object body per set of keys used) are never built, and every
@@ -385,6 +389,13 @@ class Thunk(Term):
             return None
         opening = getattr(make, "opening_bytes", None)
         return None if opening is None else int(opening(self.key))
+
+    def opens_in_place(self) -> bool:
+        """Whether ``fsm.decompose`` reads this thunk as its body where it heads a
+        concatenation, as its family's builder says (``keyed_thunk``): what follows an
+        object's key (``fsm.json_schema.objects``), kept unbuilt for each key a body
+        offers, split as the member spelled out once the key is read."""
+        return self._in_place
 
     def body(self) -> Term:
         """The expansion, built once; re-entry without consuming a byte is an error.
@@ -964,7 +975,13 @@ def thunk(
     return Thunk(key, make, needs_liveness_check, shortest, search_order)
 
 
-def keyed_thunk(key: Hashable, make: Callable[[Hashable], Term], *, search_order: int = 0) -> Term:
+def keyed_thunk(
+    key: Hashable,
+    make: Callable[[Hashable], Term],
+    *,
+    search_order: int = 0,
+    needs_liveness_check: bool = False,
+) -> Term:
     """``thunk(key, lambda: make(key))`` without a callable per thunk: one ``make``
     serves every thunk of a family whose key says all the body depends on (an object's
     bodies, one per set of keys used), and a key of numbers and strings is no object
@@ -972,8 +989,14 @@ def keyed_thunk(key: Hashable, make: Callable[[Hashable], Term], *, search_order
     method ``opening_bytes(key)`` promises that the body is never empty and starts
     with one of the bytes of the mask it returns (more may be named, none left out):
     ``nullable`` and ``fsm.decompose.first_bytes_over`` then read it instead of
-    building the body (``Thunk.opening_bytes``)."""
-    return Thunk(key, make, False, None, search_order, keyed=True)
+    building the body (``Thunk.opening_bytes``). A ``make`` with a method
+    ``opens_in_place(key)`` that answers yes has its thunk read as its body where it
+    heads a concatenation that ``fsm.decompose`` splits (``Thunk.opens_in_place``).
+    ``needs_liveness_check``: the body may hold an intersection or a complement outside
+    every thunk (``Term.needs_liveness_check``), which its builder knows."""
+    opens = getattr(make, "opens_in_place", None)
+    in_place = opens is not None and bool(opens(key))
+    return Thunk(key, make, needs_liveness_check, None, search_order, keyed=True, in_place=in_place)
 
 
 def lexeme(

@@ -15,6 +15,12 @@ member: an unused named key with its value schema, or any other key allowed by
 ``additionalProperties``/``patternProperties`` with the value schema that key gets.
 The members come behind one separator (``, ws (m1 rest1 | m2 rest2 | ...)``, not one
 comma per member): a row between two members then walks two branches, not one per key.
+What follows a key in a member, its colon and value, is one thunk per named key
+(``_AfterKeys``), the same in every body: a body of ``K`` keys offered nests ``K``
+members of three items (the key, that thunk, the next body), not of every item of
+every value. The thunk opens in place (``opens_in_place``): the splits of
+``fsm.decompose`` read it as its body, so the text after a key splits as it did when
+the member was spelled out.
 
 A shape builds its terms with its ``pieces``' builder (``fsm.term_builder``): object
 terms by default (``json_text.OBJECTS``), a store's rows for a store's compile.
@@ -36,6 +42,9 @@ from fsm.json_schema.json_text import OBJECTS, JsonText
 from fsm.json_schema.key_rules import KeyRule, completable, rule_keys
 
 T = TypeVar("T")
+
+_AFTER_KEY = "object-after-key"
+"""The first field of the key of a thunk for what follows a key (``_AfterKeys``)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,13 @@ class ObjectShape:
     """Each member after its key's opening quote (``members`` derived by ``"``), and
     ``other_member``'s last, when every member starts with the quote (None otherwise):
     a body then offers ``"`` once, then the union of the tails (``_expand``)."""
+    after_keys: _AfterKeys = field(init=False, repr=False, compare=False)
+    """What follows each named key, as thunks (``_member_head``)."""
+    member_heads: list[Any] = field(init=False, repr=False, compare=False)
+    """Per named key, its member as a body offers it before the next body: the key
+    (after its opening quote when ``tails``), then what follows it as one thunk; None
+    until a body first offers it (``_member_head``: most of a schema's shapes are
+    never walked, and a shape is built again by every compile)."""
     openings: tuple[int, int] = field(init=False, repr=False, compare=False)
     """Bytes a body may start with (more may be named): after a member, then before the
     first (``opening_bytes``)."""
@@ -112,6 +128,12 @@ class ObjectShape:
         object.__setattr__(self, "positions", named_positions)
         tails = _tails(pieces, (*members, other))
         object.__setattr__(self, "tails", tails)
+        values = tuple(value for _, value in self.named)
+        after_keys = _AfterKeys(
+            pieces, values, self.ws_max, b.first_bytes_over(pieces.colon(self.ws_max))
+        )
+        object.__setattr__(self, "after_keys", after_keys)
+        object.__setattr__(self, "member_heads", [None] * len(self.named))
         object.__setattr__(self, "openings", _openings(pieces, members, other, tails, self.ws_max))
         required_mask = 0
         for name in self.required:
@@ -140,6 +162,57 @@ class ObjectShape:
 
     def counts_members(self) -> bool:
         return self.min_properties > 0 or self.max_properties is not None
+
+
+@dataclass(frozen=True, eq=False)
+class _AfterKeys:
+    """The builder of the thunks that stand for what follows each named key of a shape
+    (``keyed_thunk``): the colon, then ``values[position]``, never empty, starting with
+    ``opening``, read in place (``fsm.decompose``). It holds the values, not the
+    shape, which holds the thunks: no cycle for the collector."""
+
+    pieces: JsonText[Any]
+    values: tuple[Any, ...]
+    ws_max: int
+    opening: int
+
+    def thunk(self, shape_key: Hashable, position: int) -> Any:
+        """The thunk for what follows key ``position``: it may hold an intersection
+        that the rows through it must be checked for, as the member spelled out would."""
+        b = self.pieces.terms
+        return b.keyed_thunk(
+            (_AFTER_KEY, shape_key, position),
+            self,
+            needs_liveness_check=b.needs_liveness_check(self._after(position)),
+        )
+
+    def _after(self, position: int) -> Any:
+        pieces = self.pieces
+        return pieces.terms.cat(pieces.colon(self.ws_max), self.values[position])
+
+    def __call__(self, key: Hashable) -> Any:
+        assert isinstance(key, tuple)
+        return self._after(key[-1])
+
+    def opening_bytes(self, key: Hashable) -> int:
+        return self.opening
+
+    def opens_in_place(self, key: Hashable) -> bool:
+        return True
+
+
+def _member_head(shape: ObjectShape, position: int) -> Any:
+    """``shape.member_heads[position]``, built on first use."""
+    head = shape.member_heads[position]
+    if head is None:
+        pieces = shape.pieces
+        b = pieces.terms
+        key = pieces.string_literal(shape.named[position][0])
+        if shape.tails is not None:
+            key = b.derivative(key, ord('"'))
+        head = b.cat(key, shape.after_keys.thunk(shape.key, position))
+        shape.member_heads[position] = head
+    return head
 
 
 def _tails(pieces: JsonText[T], members: tuple[T, ...]) -> tuple[T, ...] | None:
@@ -250,9 +323,9 @@ def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) 
     # after the quote every key is read on from its own state: a row after a value reads
     # the comma and the quote once, not once per key behind them
     if shape.tails is None:
-        quote, heads, other_head = b.eps, shape.members, shape.other
+        quote, other_head = b.eps, shape.other
     else:
-        quote, heads, other_head = pieces.quote, shape.tails, shape.tails[-1]
+        quote, other_head = pieces.quote, shape.tails[-1]
     members: list[Any] = []
     for position in range(after, len(shape.named)):
         if used >> position & 1 or not shape.allowed[position]:
@@ -262,7 +335,7 @@ def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) 
         if not _completable(shape, now_used, following):
             continue
         rest = _body(shape, now_used, following, extra, False, position)
-        members.append(b.cat(heads[position], rest))
+        members.append(b.cat(_member_head(shape, position), rest))
         if shape.ordered and shape.named[position][0] in shape.required:
             break  # a required key cannot be skipped
     if shape.has_other:

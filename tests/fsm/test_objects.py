@@ -40,6 +40,74 @@ def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> No
     assert not matches(term, b'{"gone":1}') and not matches(term, b'{"a":1,"a":2}')
 
 
+def _offered_members(term: Term, read: bytes) -> list[Cat]:
+    """The members a body offers once ``read`` (ending at a key's opening quote) is read:
+    the union's items, or the one member."""
+    for byte in read:
+        term = derivative(term, byte)
+    items = term.items if isinstance(term, Alt) else (term,)
+    assert all(isinstance(item, Cat) for item in items)
+    return list(items)  # type: ignore[arg-type]
+
+
+def test_what_follows_a_key_is_one_thunk_per_key_in_every_body() -> None:
+    """A body offers each key as three items: the key, one thunk for its colon and
+    value, the next body. The thunk is the same in every body that offers the key, so
+    a body of ``K`` keys nests ``K`` short members, not every item of every value
+    behind each next body. It opens in place, and the member means what the member
+    spelled out means."""
+    number = regex_term("[0-9]+")
+    names = ("a", "b", "c")
+    shape = ObjectShape(key="after", named=tuple((n, number) for n in names), ws_max=1)
+    term = object_term(shape)
+    first = _offered_members(term, b'{"')
+    later = _offered_members(term, b'{"a": 1, "')
+    for members in (first, later):
+        assert all(len(offered.items) == 3 for offered in members)
+        assert all(isinstance(offered.items[1], Thunk) for offered in members)
+        assert all(offered.items[1].opens_in_place() for offered in members)
+        assert all(isinstance(offered.items[2], Thunk) for offered in members)  # the next body
+    by_key = {first_bytes(offered.items[0]): offered.items[1] for offered in first}
+    assert len(by_key) == 3 and len(later) == 2
+    for offered in later:  # "b" and "c" again, after "a"
+        assert by_key[first_bytes(offered.items[0])] is offered.items[1]
+    assert matches(term, b'{"a": 1, "c":22}') and not matches(term, b'{"a": 1, "a": 2}')
+    assert not matches(term, b'{"a" : 1}') and not matches(term, b'{"a":}')
+
+
+def test_the_text_after_a_key_splits_as_the_member_spelled_out() -> None:
+    """The row after a key starts with the thunk for its colon and value; a split reads
+    the thunk as its body, so the head is the colon and the value's string, and the
+    rest the next body, as for the member spelled out (``fsm.decompose``)."""
+    shape = ObjectShape(key="split-after", named=(("a", QUOTE), ("b", INTEGER_LITERAL)), ws_max=1)
+    term = object_term(shape)
+    state = term
+    for byte in b'{"a"':
+        state = derivative(state, byte)
+    assert isinstance(state, Cat) and isinstance(state.items[0], Thunk)
+    thunk = state.items[0]
+    spelled = cat(thunk.body(), state.suffix(1))
+    assert split_lexeme(state) == split_lexeme(spelled)
+    split = split_lexeme(state)
+    assert split is not None and matches(split[0], b': "') and matches(split[0], b':"')
+    assert isinstance(split[1], Thunk) and not split[1].opens_in_place()  # the next body
+
+
+def test_what_follows_a_key_needs_a_liveness_check_when_its_value_does() -> None:
+    """The thunk hides the value from the question whether a row may be empty though it
+    is not ``EMPTY`` (an intersection inside): the shape says so for it, as the offered
+    spelled out said."""
+    from fsm.terms import intersect
+
+    checked = intersect(regex_term("[0-9]+"), regex_term("1[0-9]*"))
+    assert checked.needs_liveness_check
+    shape = ObjectShape(key="live", named=(("a", checked), ("b", INTEGER_LITERAL)))
+    after_keys = [offered.items[1] for offered in _offered_members(object_term(shape), b'{"')]
+    assert {thunk.needs_liveness_check for thunk in after_keys} == {True, False}
+    for thunk in after_keys:
+        assert thunk.needs_liveness_check == thunk.body().needs_liveness_check
+
+
 def test_literals_share_their_byte_terms() -> None:
     assert literal(b"a") is literal(b"a")
     assert literal(b"ab").items[1] is literal(b"b")

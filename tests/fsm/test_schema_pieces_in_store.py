@@ -17,7 +17,7 @@ from fsm.json_schema.objects import ObjectShape, object_term
 from fsm.json_schema.strings import OBJECT_STRINGS, StringTerms
 from fsm.json_schema.values import value_in, value_term, values_except, values_except_in
 from fsm.term_builder import StoredTerms
-from fsm.term_store import KIND_AND, TermStore
+from fsm.term_store import EMPTY, KIND_AND, TermStore
 from fsm.terms import matches
 from tests.fsm.test_term_store import assert_same_language, json_values
 
@@ -260,6 +260,47 @@ def test_an_object_body_is_the_store_s_keyed_thunk_with_the_shape_s_promise() ->
     assert store.matches(root, b'{"id": 1, "zz": 2.5}')
     assert not store.matches(root, b'{"q": 1, "id": 1}')
     assert not store.matches(root, b'{"tag": "x"}')  # "id" is required
+
+
+def _after_reading(store: TermStore, row: int, text: bytes) -> int:
+    for byte in text:
+        row = store.derivative(row, byte)
+    return row
+
+
+def test_the_rows_a_body_adds_do_not_grow_with_its_values() -> None:
+    """A body offers each key as its key, one thunk for what follows it, and the next
+    body: building a body adds the same rows whatever its values hold (before, every
+    item of every value was nested again behind each next body)."""
+
+    def added(value: bytes) -> int:
+        store = TermStore()
+        pieces = JsonText(StoredTerms(store))
+        named = tuple((f"k{i}", pieces.terms.literal(value)) for i in range(6))
+        shape = ObjectShape(key="rows", named=named, ws_max=1, pieces=pieces)
+        after_brace = _after_reading(store, object_term(shape), b"{")
+        before = len(store)
+        assert store.derivative(after_brace, ord('"')) != EMPTY  # builds the first body
+        return len(store) - before
+
+    assert added(b"1") == added(b"1234567890")
+
+
+def test_what_follows_a_key_needs_the_check_its_value_needs() -> None:
+    """In a store as in the objects, the row after a key whose value is an
+    intersection needs a liveness check, through the thunk that holds the value; the
+    row after another key does not."""
+    store = TermStore()
+    pieces = JsonText(StoredTerms(store))
+    b = pieces.terms
+    checked = b.intersect(b.literal(b"12"), b.cat(b.literal(b"1"), b.star(b.byte_range(48, 57))))
+    shape = ObjectShape(
+        key="live", named=(("a", checked), ("b", pieces.integer_literal)), pieces=pieces
+    )
+    root = object_term(shape)
+    assert store.needs_liveness_check(_after_reading(store, root, b'{"a"'))
+    assert not store.needs_liveness_check(_after_reading(store, root, b'{"b"'))
+    assert store.matches(root, b'{"a":12}') and not store.matches(root, b'{"a":13}')
 
 
 # ------------------------------------------------------------- intersections factored
