@@ -120,9 +120,8 @@ class SplitMemo:
 
 def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
     """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme or a head
-    that may end (see the module docstring), or None. A thunk that opens in place
-    (``Thunk.opens_in_place``: what follows an object's key) heading ``term`` is read
-    as its body."""
+    that may end (see the module docstring), or None. A thunk that opens in place at
+    the head is read as its body (``opened_in_place``)."""
     if isinstance(term, Lexeme):
         return term, EPS
     if not isinstance(term, Cat):
@@ -133,13 +132,23 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     memo = SplitMemo() if memo is None else memo
     if term in memo.splits:
         return memo.splits[term]
-    head = items[0]
-    if isinstance(head, Thunk) and head.opens_in_place():  # read as its body
-        split = split_lexeme(cat(head.body(), term.rest()), memo)
-    else:
-        split = _split_after_separators(term, memo)
+    opened = opened_in_place(term)
+    split = _split_after_separators(term, memo) if opened is term else split_lexeme(opened, memo)
     memo.splits[term] = split
     return split
+
+
+def opened_in_place(term: Term) -> Term:
+    """``term`` with the thunk at its head read as its body when that thunk opens in
+    place (``Thunk.opens_in_place``: what follows an object's key), else ``term``
+    itself: the splits and the branches of the row after a key are those of the
+    member spelled out."""
+    if not isinstance(term, Cat):
+        return term
+    head = term.items[0]
+    if not isinstance(head, Thunk) or not head.opens_in_place():
+        return term
+    return cat(head.body(), term.rest())
 
 
 def nested_split(head: Term | None, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
@@ -226,7 +235,9 @@ def branch_terms(
     one): ``cat(alt(a, b), k) == alt(cat(a, k), cat(b, k))``. When those branches do
     not split, and a lexeme is required, a union behind a nullable separator
     (``_behind_separator``), else the items with those that are such unions in turn
-    taken apart (``_lexeme_branches``)."""
+    taken apart (``_lexeme_branches``). A thunk that opens in place at the head is
+    read as its body (``opened_in_place``)."""
+    term = opened_in_place(term)
     found = _items(term)
     if not require_lexeme:
         return found

@@ -110,13 +110,21 @@ class StoreSplits:
             return store.first[row], store.second[row]
         if row in self.splits:
             return self.splits[row]
-        head = store.first[row]
-        if store.kinds[head] == KIND_THUNK and store.thunk_of(head).opens_in_place():
-            split = self.split_lexeme(store.cat(store.body(head), store.second[row]))
-        else:
-            split = self._split_after_separators(row)
+        opened = self.opened_in_place(row)
+        split = self._split_after_separators(row) if opened == row else self.split_lexeme(opened)
         self.splits[row] = split
         return split
+
+    def opened_in_place(self, row: int) -> int:
+        """``row`` with the thunk at its head read as its body when that thunk opens in
+        place (``fsm.decompose.opened_in_place``), else ``row``."""
+        store = self.store
+        if store.kinds[row] != KIND_CAT:
+            return row
+        head = store.first[row]
+        if store.kinds[head] != KIND_THUNK or not store.thunk_of(head).opens_in_place():
+            return row
+        return store.cat(store.body(head), store.second[row])
 
     def _split_after_separators(self, row: int) -> tuple[int, int] | None:
         store = self.store
@@ -249,6 +257,7 @@ class StoreSplits:
     def branch_terms(self, row: int, require_lexeme: bool = True) -> tuple[int, ...] | None:
         """The branches of a union state when one of them splits (any union when not
         ``require_lexeme``), or None (``fsm.decompose.branch_terms``)."""
+        row = self.opened_in_place(row)
         found = self._items_of_union(row)
         if not require_lexeme:
             return found
@@ -267,6 +276,7 @@ class StoreSplits:
         and an object's key members are several items each, behind the text after
         the object, at every key read (issue 15)."""
         store = self.store
+        row = self.opened_in_place(row)
         if store.kinds[row] == KIND_CAT:
             union = self._union_of(store.first[row])
             if union is not None:

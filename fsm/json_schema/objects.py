@@ -167,9 +167,10 @@ class ObjectShape:
 @dataclass(frozen=True, eq=False)
 class _AfterKeys:
     """The builder of the thunks that stand for what follows each named key of a shape
-    (``keyed_thunk``): the colon, then ``values[position]``, never empty, starting with
-    ``opening``, read in place (``fsm.decompose``). It holds the values, not the
-    shape, which holds the thunks: no cycle for the collector."""
+    (``keyed_thunk``): the colon, then ``values[position]``, which never matches the
+    empty string and starts with a byte of ``opening``, read in place
+    (``fsm.decompose``). It holds the values, not the shape, which holds the thunks: no
+    cycle for the collector."""
 
     pieces: JsonText[Any]
     values: tuple[Any, ...]

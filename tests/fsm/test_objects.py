@@ -17,6 +17,7 @@ from fsm.terms import (
     Cat,
     Term,
     Thunk,
+    alt,
     cat,
     derivative,
     first_bytes,
@@ -91,6 +92,25 @@ def test_the_text_after_a_key_splits_as_the_member_spelled_out() -> None:
     split = split_lexeme(state)
     assert split is not None and matches(split[0], b': "') and matches(split[0], b':"')
     assert isinstance(split[1], Thunk) and not split[1].opens_in_place()  # the next body
+
+
+def test_the_text_after_a_key_branches_as_the_member_spelled_out() -> None:
+    """A value that is a union (a string or null) does not split after the colon: the
+    row after its key is taken apart into branches, the union behind the colon
+    (``branch_terms``), reading the thunk as its body. Before, the thunk at the head
+    hid the union, and every such row was expanded byte by byte."""
+    from fsm.decompose import branch_terms
+
+    value = alt(lexeme(regex_term('"[a-z]*"')), literal(b"null"))
+    shape = ObjectShape(key="branch-after", named=(("a", value), ("b", INTEGER_LITERAL)), ws_max=1)
+    state = object_term(shape)
+    for byte in b'{"a"':
+        state = derivative(state, byte)
+    assert isinstance(state, Cat) and isinstance(state.items[0], Thunk)
+    spelled = cat(state.items[0].body(), state.suffix(1))
+    branches = branch_terms(state)
+    assert branches is not None and len(branches) == 2
+    assert branches == branch_terms(spelled)
 
 
 def test_what_follows_a_key_needs_a_liveness_check_when_its_value_does() -> None:
