@@ -128,11 +128,7 @@ class ObjectShape:
         object.__setattr__(self, "positions", named_positions)
         tails = _tails(pieces, (*members, other))
         object.__setattr__(self, "tails", tails)
-        values = tuple(value for _, value in self.named)
-        after_keys = _AfterKeys(
-            pieces, values, self.ws_max, b.first_bytes_over(pieces.colon(self.ws_max))
-        )
-        object.__setattr__(self, "after_keys", after_keys)
+        object.__setattr__(self, "after_keys", _AfterKeys(pieces, self.named, self.ws_max))
         object.__setattr__(self, "member_heads", [None] * len(self.named))
         object.__setattr__(self, "openings", _openings(pieces, members, other, tails, self.ws_max))
         required_mask = 0
@@ -167,15 +163,15 @@ class ObjectShape:
 @dataclass(frozen=True, eq=False)
 class _AfterKeys:
     """The builder of the thunks that stand for what follows each named key of a shape
-    (``keyed_thunk``): the colon, then ``values[position]``, which never matches the
-    empty string and starts with a byte of ``opening``, read in place
-    (``fsm.decompose``). It holds the values, not the shape, which holds the thunks: no
-    cycle for the collector."""
+    (``keyed_thunk``): the colon, then the value of ``named[position]``, which never
+    matches the empty string and starts with one of the colon's first bytes, read in
+    place (``fsm.decompose``). It holds the shape's named keys, not the shape, which
+    holds the thunks: no cycle for the collector. Built with every shape (every
+    compile builds its shapes), it computes nothing until a body offers a key."""
 
     pieces: JsonText[Any]
-    values: tuple[Any, ...]
+    named: tuple[tuple[str, Any], ...]
     ws_max: int
-    opening: int
 
     def thunk(self, shape_key: Hashable, position: int) -> Any:
         """The thunk for what follows key ``position``: it may hold an intersection
@@ -189,14 +185,15 @@ class _AfterKeys:
 
     def _after(self, position: int) -> Any:
         pieces = self.pieces
-        return pieces.terms.cat(pieces.colon(self.ws_max), self.values[position])
+        return pieces.terms.cat(pieces.colon(self.ws_max), self.named[position][1])
 
     def __call__(self, key: Hashable) -> Any:
         assert isinstance(key, tuple)
         return self._after(key[-1])
 
     def opening_bytes(self, key: Hashable) -> int:
-        return self.opening
+        pieces = self.pieces
+        return pieces.terms.first_bytes_over(pieces.colon(self.ws_max))
 
     def opens_in_place(self, key: Hashable) -> bool:
         return True
