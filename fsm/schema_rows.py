@@ -29,6 +29,7 @@ from fsm.limits import DEFAULT_MAX_STATES
 from fsm.satisfiable_store import empty_because_in
 from fsm.specs import JsonSchema
 from fsm.store_automaton import StoreAutomaton
+from fsm.store_decompose import StoreSplits
 from fsm.term_builder import StoredTerms
 from fsm.term_store import TermStore
 
@@ -40,13 +41,16 @@ the process by 83 MB, 37 MB of it the vocabulary's shared walks (bounded apart).
 
 @dataclass
 class _Generation:
-    """One store, the string terms built into it, and the lock its users take."""
+    """One store, the string terms built into it, what its rows split into (shared by
+    every automaton over it, as the store's own memos are), and the lock its users
+    take."""
 
     store: TermStore = field(default_factory=TermStore)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
         self.strings: StringTerms[int] = strings_in(StoredTerms(self.store))
+        self.splits = StoreSplits(self.store)
 
 
 class SchemaRows:
@@ -86,5 +90,7 @@ class SchemaRows:
                 raise Unsatisfiable(f"JsonSchema accepts no text at all: {reason}")
             if prefix:
                 root = generation.store.cat(generation.store.literal(prefix), root)
-            automaton = StoreAutomaton(generation.store, root, max_states=max_states)
+            automaton = StoreAutomaton(
+                generation.store, root, max_states=max_states, splits=generation.splits
+            )
         return automaton, generation.lock

@@ -62,7 +62,9 @@ key's prefix)."""
 class StoreAutomaton(DecomposableBase):
     """``ByteAutomaton`` over the derivatives of the row ``root`` of ``store``, taken
     apart for the row walker unless ``decompose`` is false. A store is for one
-    thread, and so is this."""
+    thread, and so is this. ``splits``: the store's ``StoreSplits``, shared by the
+    automata over it (``SchemaRows``: what a row splits into is the same for every
+    schema that reaches it); a fresh one when not given."""
 
     def __init__(
         self,
@@ -72,6 +74,7 @@ class StoreAutomaton(DecomposableBase):
         max_states: int = DEFAULT_MAX_STATES,
         liveness_budget: int = 400,
         decompose: bool = True,
+        splits: StoreSplits | None = None,
     ) -> None:
         self.store = store
         self._rows: list[int] = []  # _PENDING until built (``_row``)
@@ -82,7 +85,7 @@ class StoreAutomaton(DecomposableBase):
         self._max_states = max_states
         self._liveness_budget = liveness_budget
         self.searches = 0
-        self._splitter = StoreSplits(store)
+        self._splitter = StoreSplits(store) if splits is None else splits
         self._decompose_states = decompose
         self._has_lexemes: bool | None = None
         self._exit: int | None = None
@@ -115,6 +118,12 @@ class StoreAutomaton(DecomposableBase):
     @property
     def num_states(self) -> int:
         return len(self._rows)
+
+    @property
+    def splits(self) -> StoreSplits:
+        """What the rows this automaton reaches split into, shared with the other
+        automata over its store when compiled by ``fsm.schema_rows``."""
+        return self._splitter
 
     def row(self, state: int) -> int:
         """The row a state stands for (what remains to be matched)."""

@@ -50,9 +50,12 @@ Branch = int | tuple[int, int]
 
 
 class StoreSplits:
-    """``split_lexeme_in`` and its kin over one store, with what they find about single
-    items kept (``fsm.decompose.SplitMemo``): the same separators and heads begin many
-    states. Kept no longer than the automaton that asks."""
+    """``split_lexeme_in`` and its kin over one store, with what they find kept
+    (``fsm.decompose.SplitMemo``): the same separators and heads begin many states.
+    Every answer is a function of the store's rows alone, so one is kept per store
+    and shared by the automata over it (``fsm.schema_rows``), as long as the store:
+    a schema's first walk found its splits and branches computed again per index,
+    for rows every index over the store reaches (issue 15)."""
 
     def __init__(self, store: TermStore) -> None:
         self.store = store
@@ -61,6 +64,7 @@ class StoreSplits:
         self.firsts: dict[int, int] = {}
         self.ends: dict[int, int | None] = {}
         self.nested: dict[int, tuple[int, int] | None] = {}
+        self.unbuilt: dict[int, tuple[Branch, ...] | None] = {}
 
     # ------------------------------------------------------------------ items
 
@@ -274,7 +278,14 @@ class StoreSplits:
         first), so the automaton splits it with no row built (``StoreAutomaton``):
         building each branch re-nested every item of every member behind ``rest``,
         and an object's key members are several items each, behind the text after
-        the object, at every key read (issue 15)."""
+        the object, at every key read (issue 15). Memoised by row."""
+        if row in self.unbuilt:
+            return self.unbuilt[row]
+        found = self._branches_unbuilt(row)
+        self.unbuilt[row] = found
+        return found
+
+    def _branches_unbuilt(self, row: int) -> tuple[Branch, ...] | None:
         store = self.store
         row = self.opened_in_place(row)
         if store.kinds[row] == KIND_CAT:

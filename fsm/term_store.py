@@ -129,6 +129,9 @@ class TermStore:
         self._partitions: dict[int, np.ndarray] = {}
         self._representatives: dict[int, bytes] = {}
         self._liveness: dict[int, bool] = {}
+        # (term, limit, budget) -> its strings: the same lexemes (strings, keys, bounded
+        # strings) are asked again by every index over the store
+        self._finite: dict[tuple[int, int, int], list[bytes] | None] = {}
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -377,8 +380,15 @@ class TermStore:
         there are more, when the term holds what is not listed here (a thunk, an
         intersection, a complement, a checked leaf, a lexeme but some names, an
         unbounded repetition), or past ``budget`` rows visited
-        (``fsm.terms.finite_strings``)."""
-        return _FiniteStrings(self, limit, budget).of(term)
+        (``fsm.terms.finite_strings``). Memoised: a listing may visit a hundred rows to
+        say None, and each index over the store asks it again; the list returned is
+        shared, not to be changed."""
+        key = term, limit, budget
+        if key in self._finite:
+            return self._finite[key]
+        found = _FiniteStrings(self, limit, budget).of(term)
+        self._finite[key] = found
+        return found
 
     def _run(self, kind: int, distinct: set[int]) -> int:
         """The union or intersection (``kind``) of ``distinct``: ``EMPTY`` for none, the

@@ -98,6 +98,9 @@ def build(native) -> None:
     from setuptools import Distribution
 
     sources = [str(native.source_path(name).relative_to(ROOT)) for name in native.COMPILED]
+    # read before compiling: a source edited while the build runs leaves it stale, not
+    # stamped as built from the edit
+    hashes = native.source_hashes()
     with tempfile.TemporaryDirectory() as scratch:
         extensions = mypycify(
             [f"--config-file={MYPY_CONFIG}", *sources],
@@ -125,7 +128,7 @@ def build(native) -> None:
     stamp = {
         "tag": native.build_tag(),
         "library": libraries[0].name,
-        "sources": native.source_hashes(),
+        "sources": hashes,
     }
     (native.BUILD_DIR / native.STAMP).write_text(json.dumps(stamp, indent=1))
     print(f"built {len(sources)} modules into {native.BUILD_DIR.relative_to(ROOT)}")

@@ -44,6 +44,25 @@ def test_schemas_over_one_vocabulary_share_its_store() -> None:
     assert reads(numbers, [3, 40]) and not reads(numbers, [2])
 
 
+def test_automata_over_one_store_share_what_its_rows_split_into() -> None:
+    """Every automaton over a store asks one ``StoreSplits``: a schema compiled and
+    walked again finds every split and branch of its rows already there, and a fresh
+    generation starts its own."""
+    rows = SchemaRows()
+    first, lock = rows.compile(fsm.JsonSchema(PERSON))
+    assert reads(fsm.TokenIndex(first, BYTES, lock=lock), {"name": "ab"})
+    splits = first.splits
+    found = (len(splits.splits), len(splits.unbuilt))
+    assert found[0] > 0 and found[1] > 0
+    again, lock = rows.compile(fsm.JsonSchema(PERSON))
+    assert again.splits is splits
+    assert reads(fsm.TokenIndex(again, BYTES, lock=lock), {"name": "ab"})
+    assert (len(splits.splits), len(splits.unbuilt)) == found  # nothing taken apart anew
+    rows.generation_rows = 0  # full: the next compile starts a fresh store
+    fresh, _ = rows.compile(fsm.JsonSchema(PERSON))
+    assert fresh.store is not first.store and fresh.splits is not splits
+
+
 def test_a_full_store_gives_way_to_a_fresh_one_and_its_indexes_go_on() -> None:
     rows = SchemaRows()
     rows.generation_rows = len(rows.current_store)  # full once a schema is in it

@@ -12,13 +12,17 @@ import pytest
 from fsm.automaton import DEAD
 from fsm.decompose import SplitMemo, branch_terms, may_hold_lexemes, nested_split, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.errors import InvalidSpec, UnsupportedSchema
+from fsm.errors import FsmError, InvalidSpec, UnsupportedSchema
 from fsm.json_schema import schema_term
 from fsm.regex import regex_term
+from fsm.schema_rows import SchemaRows
+from fsm.specs import JsonSchema
 from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
 from fsm.term_store import EMPTY, TermStore
 from fsm.terms import Term
+from fsm.token_index import TokenIndex
 from tests.fsm.test_schema_compile_in_store import MASKBENCH, SCHEMAS, texts_of
+from tests.fsm.test_schema_rows import BYTES
 from tests.fsm.test_store_automaton import REGEXES, every_hundredth_maskbench_row
 
 
@@ -229,6 +233,36 @@ def test_maskbench_states_are_taken_apart_as_the_objects_are() -> None:
         texts = [json.dumps(t["data"], ensure_ascii=False).encode() for t in row["tests"]]
         split += assert_taken_apart_alike(reached_terms(term, texts))
     assert split > 1000
+
+
+def test_splits_shared_by_a_store_s_automata_answer_as_fresh_ones() -> None:
+    """The ``StoreSplits`` that every automaton over a store shares (``SchemaRows``),
+    after the schemas were compiled and walked one after another over it, gives for
+    every row it kept what a fresh one over the same store finds: each answer is a
+    function of the rows alone, whichever schema's walk asked first."""
+    rows = SchemaRows()
+    shared = None
+    for _, schema, values in SCHEMAS:
+        try:
+            automaton, lock = rows.compile(JsonSchema(schema))
+        except FsmError:
+            continue
+        shared = automaton.splits
+        index = TokenIndex(automaton, BYTES, lock=lock)
+        for text in (t for value in values for t in texts_of(value)):
+            state = index.initial_state
+            for byte in text:
+                index.bitmask(state)
+                state = index.next_state(state, byte)
+                if state < 0:
+                    break
+    assert shared is not None and rows.generations == 1
+    fresh = StoreSplits(shared.store)
+    assert len(shared.splits) > 100 and len(shared.unbuilt) > 20
+    for row, split in list(shared.splits.items()):
+        assert fresh.split_lexeme(row) == split, row
+    for row, branches in list(shared.unbuilt.items()):
+        assert fresh.branches_unbuilt(row) == branches, row
 
 
 def test_separators_a_lexeme_may_start_with_do_not_split_off() -> None:

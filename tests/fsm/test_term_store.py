@@ -289,6 +289,26 @@ def test_a_loaded_term_lists_the_strings_its_object_lists(
         assert sorted(mine) == sorted(theirs)
 
 
+@settings(max_examples=60, deadline=None)
+@given(small_regexes(count_ranges=True), st.sampled_from([1, 4, 16]), st.sampled_from([8, 128]))
+def test_a_listing_asked_again_is_the_one_found_first(
+    pattern: str, limit: int, budget: int
+) -> None:
+    """``finite_strings`` is memoised per store by term, limit and budget: asked again
+    (as every index over the store asks of the same lexemes), the answer is the first
+    one, which a listing in a fresh store gives too; another limit is listed anew."""
+    term = regex_term(pattern)
+    store = TermStore()
+    row = store.load(term)
+    first = store.finite_strings(row, limit, budget)
+    assert store.finite_strings(row, limit, budget) is first
+    fresh = TermStore()
+    assert fresh.finite_strings(fresh.load(term), limit, budget) == first
+    wider = store.finite_strings(row, limit + 64, budget)
+    if first is not None:
+        assert wider is not None and sorted(wider) == sorted(first)
+
+
 def test_a_key_s_letters_cost_the_listing_one_visit() -> None:
     """A run of single bytes (a key's letters) is appended at once, both ways: twenty
     letters within a budget of four visits."""
