@@ -50,7 +50,7 @@ class _Generation:
 
     def __post_init__(self) -> None:
         self.strings: StringTerms[int] = strings_in(StoredTerms(self.store))
-        self.splits = StoreSplits(self.store)
+        self.splits: StoreSplits = StoreSplits(self.store)
 
 
 class SchemaRows:

@@ -52,10 +52,10 @@ Branch = int | tuple[int, int]
 class StoreSplits:
     """``split_lexeme_in`` and its kin over one store, with what they find kept
     (``fsm.decompose.SplitMemo``): the same separators and heads begin many states.
-    Every answer is a function of the store's rows alone, so one is kept per store
-    and shared by the automata over it (``fsm.schema_rows``), as long as the store:
-    a schema's first walk found its splits and branches computed again per index,
-    for rows every index over the store reaches (issue 15)."""
+    Every answer is a function of the store's rows alone, so one is kept per store,
+    shared by the automata over it (``fsm.schema_rows``) for as long as the store
+    lives: made per automaton, it took apart again, in each index, the rows that
+    other indexes over the store had taken apart already (issue 15)."""
 
     def __init__(self, store: TermStore) -> None:
         self.store = store
