@@ -91,7 +91,6 @@ class StoreAutomaton(DecomposableBase):
         self._exit: int | None = None
         self._splits: dict[int, tuple[int, int] | None] = {}
         self._steps: dict[tuple[int, int], int] = {}
-        self._strings: dict[tuple[int, int], list[bytes] | None] = {}
         self._joins: dict[tuple[int, int], int] = {}
         self._pending_joins: dict[int, tuple[int, int]] = {}
         self._inside_pairs: dict[tuple[int, int], tuple[int, int]] = {}
@@ -251,14 +250,10 @@ class StoreAutomaton(DecomposableBase):
         return split
 
     def lexeme_strings(self, lexeme_state: int, limit: int) -> list[bytes] | None:
-        key = lexeme_state, limit
-        if key in self._strings:
-            return self._strings[key]
+        # memoised by the store (``TermStore.finite_strings``), for every index over it
         row = self._row(lexeme_state)
         store = self.store
-        found = store.finite_strings(row, limit) if store.kinds[row] == KIND_LEXEME else None
-        self._strings[key] = found
-        return found
+        return store.finite_strings(row, limit) if store.kinds[row] == KIND_LEXEME else None
 
     def step(self, state: int, byte: int) -> int:
         move = state, byte
