@@ -103,6 +103,20 @@ class DecomposableBase:
         """The branches of a union state when one of them starts with a lexeme."""
         raise NotImplementedError
 
+    def branch_parts(self, state: int) -> tuple[int | tuple[int, int], ...] | None:
+        """``branches(state)``, each branch that splits as its split (``lexeme_split``)
+        instead of its own state: a row walks a branch's split, and an object's body
+        offers every key left, so numbering each branch as well cost a state per key
+        at every key read. None where ``branches`` is None."""
+        raise NotImplementedError
+
+    def branch_openings(self, state: int) -> tuple[int, ...] | None:
+        """Per branch of ``branch_parts(state)``, in order, a mask of the bytes its
+        strings may start with, or more (None where there are no branches): a branch
+        opening with none of the bytes a token reads next below some trie nodes reads
+        no token there (``RowWalker._branch_items``)."""
+        raise NotImplementedError
+
     def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
         """The state of the union of ``items`` (a state, or a lexeme state and its
         continuation), numbered now, built on first use."""

@@ -319,6 +319,22 @@ class DerivativeAutomaton(DecomposableBase):
         self._branches[state] = found
         return found
 
+    def branch_parts(self, state: int) -> tuple[int | tuple[int, int], ...] | None:
+        branches = self.branches(state)
+        if branches is None:
+            return None
+        splits = [self.lexeme_split(branch) for branch in branches]
+        return tuple(
+            branch if split is None else split
+            for branch, split in zip(branches, splits, strict=True)
+        )
+
+    def branch_openings(self, state: int) -> tuple[int, ...] | None:
+        branches = self.branches(state)
+        if branches is None:
+            return None
+        return tuple(self._split_memo.first(self._term(branch)) for branch in branches)
+
     def union(self, items: tuple[int | tuple[int, int], ...]) -> int:
         """The state of ``alt`` over the items (a state, or a lexeme and its
         continuation, concatenated here without numbering the concatenation).

@@ -75,6 +75,7 @@ from fsm.lexeme_cache import (
 from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
+    child_bytes,
     counting_table,
     cut_mask,
     cut_walk,
@@ -287,6 +288,8 @@ class RowWalker:
         self._counted_selections: dict[tuple[Hashable, int, int], CountedSelection] = {}
         # big root walks that others are cut from by first byte, the latest first
         self._first_bytes: list[_FirstBytes] = []
+        # per set of trie nodes, the bytes a token reads next below them (a mask)
+        self._bytes_below: dict[bytes, int] = {}
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -366,29 +369,63 @@ class RowWalker:
         split = self.parts.lexeme_split(state)
         if split is not None:
             return self._through_lexeme(nodes, split[0], split[1])
-        branches = self.parts.branches(state)
-        if branches is None:
+        items = self._branch_items(nodes, state)
+        if items is None:
             return None
-        if nodes is ROOT:
-            self._keys_walked_together(branches)
         # side by side: a token several branches read leads to their union (TokenRow)
-        return [block for branch in branches for block in self._below(nodes, branch)]
+        found: Found = []
+        for item in items:
+            if isinstance(item, int):
+                found.extend(self._below(nodes, item))
+            else:
+                found.extend(self._through_lexeme(nodes, item[0], item[1]))
+        return found
 
-    def _keys_walked_together(self, branches: tuple[int, ...]) -> None:
+    def _branch_items(self, nodes: np.ndarray, state: int) -> tuple[Item, ...] | None:
+        """The branches of a union ``state`` to walk below ``nodes``, each as its split
+        where it has one (``branch_parts``), or None when ``state`` has no branches.
+
+        Below nodes other than the root, the branches whose strings start with none of
+        the bytes a token reads next there are left out, unnumbered: they read no
+        token there. Below a string value's closing ``", "`` a row reaches every key
+        left of its object, and few keys start with a byte a token goes on with
+        there."""
+        parts = self.parts
+        assert parts is not None
+        if nodes is ROOT:
+            items = parts.branch_parts(state)
+            if items is not None:
+                self._keys_walked_together(items)
+            return items
+        openings = parts.branch_openings(state)
+        if openings is None:
+            return None
+        key = nodes.tobytes()
+        below = self._bytes_below.get(key)
+        if below is None:
+            found = child_bytes(self.trie.labels, self.trie.ends, nodes)
+            below = int.from_bytes(np.packbits(found, bitorder="little").tobytes(), "little")
+            self._bytes_below[key] = below
+        if not any(opening & below for opening in openings):
+            return ()
+        items = parts.branch_parts(state)
+        assert items is not None
+        return tuple(item for item, opening in zip(items, openings, strict=True) if opening & below)
+
+    def _keys_walked_together(self, items: tuple[Item, ...]) -> None:
         """Keeps in the vocabulary's cache, from one kernel call, the root walks of the
-        branches' keys it does not hold yet (``_literal_tokens``): the named keys of an
-        object a row meets, each a kernel call of its own otherwise, which cost more
-        than the key's walk (``literal_tokens_of_texts``)."""
+        keys among the branches' lexemes (``items``: ``_branch_items``) it does not
+        hold yet (``_literal_tokens``): the named keys of an object a row meets, each a
+        kernel call of its own otherwise, which cost more than the key's walk
+        (``literal_tokens_of_texts``)."""
         shared = self.shared
-        if shared is None or len(branches) < KEYS_WALKED_TOGETHER:
+        if shared is None or len(items) < KEYS_WALKED_TOGETHER:
             return
-        assert self.parts is not None
         texts: dict[bytes, None] = {}
-        for branch in branches:
-            split = self.parts.lexeme_split(branch)
-            if split is None or (split[0], None) in self._lexeme_walks:
+        for item in items:
+            if isinstance(item, int) or (item[0], None) in self._lexeme_walks:
                 continue  # not a lexeme, or walked by this index already
-            text = self._one_string(split[0])
+            text = self._one_string(item[0])
             if text is not None and shared.get(_literal_key(text, _ROOT_BYTES)) is None:
                 texts[text] = None
         if len(texts) < KEYS_WALKED_TOGETHER:

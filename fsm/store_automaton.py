@@ -95,6 +95,7 @@ class StoreAutomaton(DecomposableBase):
         self._pending_joins: dict[int, tuple[int, int]] = {}
         self._inside_pairs: dict[tuple[int, int], tuple[int, int]] = {}
         self._branches: dict[int, tuple[int, ...] | None] = {}
+        self._branch_parts: dict[int, tuple[int | tuple[int, int], ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
         self._pending_unions: dict[int, tuple[int | tuple[int, int], ...]] = {}
         self._union_joins: dict[int, tuple[tuple[int, int], ...]] = {}
@@ -396,6 +397,35 @@ class StoreAutomaton(DecomposableBase):
             )
         self._branches[state] = states
         return states
+
+    def branch_parts(self, state: int) -> tuple[int | tuple[int, int], ...] | None:
+        """``branches(state)`` with each branch's split in its place where it splits:
+        a branch headed by a lexeme is split as ``lexeme_split`` splits its unbuilt
+        state, without numbering that state (``StoreSplits.branches_unbuilt``)."""
+        if state in self._branch_parts:
+            return self._branch_parts[state]
+        found = self._splitter.branches_unbuilt(self._row(state))
+        parts = None if found is None else tuple(self._branch_part(branch) for branch in found)
+        self._branch_parts[state] = parts
+        return parts
+
+    def _branch_part(self, branch: int | tuple[int, int]) -> int | tuple[int, int]:
+        store = self.store
+        if isinstance(branch, int):
+            state = self._intern(branch)
+        else:
+            member, rest = branch
+            if rest != EPS:  # ``lexeme_split`` of its unbuilt state: the member's lexeme
+                return self._intern(store.first[member]), self._unbuilt_cat(
+                    store.second[member], rest
+                )
+            state = self._intern(member)
+        split = self.lexeme_split(state)
+        return state if split is None else split
+
+    def branch_openings(self, state: int) -> tuple[int, ...] | None:
+        # memoised by the store (``StoreSplits.openings_unbuilt``), for every index
+        return self._splitter.openings_unbuilt(self._row(state))
 
     def _unbuilt_cat(self, head: int, rest: int) -> int:
         """The state of ``cat(head, rest)``, numbered now, its row built on first use

@@ -65,6 +65,7 @@ class StoreSplits:
         self.ends: dict[int, int | None] = {}
         self.nested: dict[int, tuple[int, int] | None] = {}
         self.unbuilt: dict[int, tuple[Branch, ...] | None] = {}
+        self.openings: dict[int, tuple[int, ...] | None] = {}
 
     # ------------------------------------------------------------------ items
 
@@ -284,6 +285,26 @@ class StoreSplits:
         found = self._branches_unbuilt(row)
         self.unbuilt[row] = found
         return found
+
+    def openings_unbuilt(self, row: int) -> tuple[int, ...] | None:
+        """Per branch of ``branches_unbuilt(row)``, the bytes its strings may start
+        with, or more (``first``; a pair's member, then its rest where the member may
+        be empty), without building an unbuilt branch. Memoised by row: an object's
+        body offers every key left, and the rows below a value's last bytes (``",``)
+        ask which keys a token may go on into."""
+        if row in self.openings:
+            return self.openings[row]
+        branches = self.branches_unbuilt(row)
+        found = None if branches is None else tuple(self._opening(b) for b in branches)
+        self.openings[row] = found
+        return found
+
+    def _opening(self, branch: Branch) -> int:
+        if isinstance(branch, int):
+            return self.first(branch)
+        member, rest = branch
+        opening = self.first(member)
+        return opening | self.first(rest) if self.store.nullable(member) else opening
 
     def _branches_unbuilt(self, row: int) -> tuple[Branch, ...] | None:
         store = self.store

@@ -78,7 +78,7 @@ from fsm.terms import (
     thunk,
 )
 from fsm.token_row import mask_tokens
-from fsm.trie_walk import literal_tokens, pack_bitmask
+from fsm.trie_walk import follow_paths, literal_tokens, pack_bitmask
 
 SCHEMAS = {
     "open object": {
@@ -1446,3 +1446,48 @@ def test_strings_nested_in_lexemes_walk_as_the_plain_walk(
         a, b = fast.next_state(a, token), plain.next_state(b, token)
         assert a >= 0 and b >= 0
     assert fast.is_final(a) and plain.is_final(b)
+
+
+def test_keys_no_token_goes_on_into_are_not_walked_below_a_value_s_end(smol_tokenizer, smol_vocab):
+    """Below ``", "`` (a string value's end, the next key's quote) a row reaches every
+    key left of its object. The keys that start with no byte a token reads next there
+    are left out (``RowWalker._opening_below``): each of them reads nothing there, the
+    keys kept may, and the rows stay the plain walk's through an instance."""
+    names = [f"{first}{k}_field" for k, first in enumerate("ab_c$d#e-fgh(ij")]
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in names},
+        "additionalProperties": False,
+    }
+    fast, plain = pair(JsonSchema(schema), smol_vocab)
+    text = json.dumps({name: "v" for name in names[::3]})
+    a, b = fast.initial_state, plain.initial_state
+    for token in smol_tokenizer.encode(text, add_special_tokens=False):
+        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+        assert a >= 0 and b >= 0
+    assert fast.is_final(a) and plain.is_final(b)
+
+    walker, parts = fast._walker, fast._parts
+    keys = fast.step_bytes(fast.initial_state, f'{{"{names[0]}": "v", "'.encode())
+    items = parts.branch_parts(keys)
+    assert items is not None and len(items) == len(names) - 1
+    assert all(isinstance(item, tuple) for item in items), "a key's branch does not split"
+    trie = smol_vocab.trie
+    (path,) = follow_paths(trie.labels, trie.ends, ROOT, np.frombuffer(b' "', np.uint8))
+    nodes = path[-1:]
+    assert nodes[0] > 0, "no token goes on after ' \"'"
+    kept = walker._branch_items(nodes, keys)
+    assert walker._branch_items(ROOT, keys) == items  # from the root, every key
+    next_bytes = {
+        spelled[2]
+        for spelled in smol_vocab.token_bytes
+        if spelled and len(spelled) > 2 and spelled[:2] == b' "'
+    }
+    dropped = [item for item in items if item not in kept]
+    assert dropped and kept, "every key, or none, starts with a byte read below ' \"'"
+    for item in items:
+        (key,) = parts.lexeme_strings(item[0], 2)  # the key's name, then its quote
+        assert (item in kept) == (key[0] in next_bytes), key
+    for head, rest in dropped:
+        assert not any(len(block[0]) for block in walker._through_lexeme(nodes, head, rest))

@@ -25,6 +25,8 @@ from fsm.trie import TokenTrie
 from fsm.trie_walk import (
     ABSENT,
     SCAN_CHUNK,
+    child_bytes,
+    child_bytes_py,
     cut_mask,
     cut_mask_py,
     cut_walk,
@@ -1050,3 +1052,40 @@ def test_masks_up_to_pack_the_tokens_of_each_level_and_below(data):
     for level in range(top + 1):
         held = set(np.flatnonzero(np.unpackbits(fast[level].view(np.uint8), bitorder="little")))
         assert held == {t for t, at in zip(tokens.tolist(), levels.tolist()) if 0 <= at <= level}
+
+
+@settings(max_examples=200, deadline=None)
+@given(vocabularies(), st.lists(st.integers(0, 60), max_size=4))
+def test_child_bytes_are_the_bytes_read_next_below_the_nodes(vocab, picks):
+    trie = vocab.trie
+    nodes = np.asarray(sorted({pick % trie.num_nodes for pick in picks}), np.int32)
+    found = child_bytes(trie.labels, trie.ends, nodes)
+    np.testing.assert_array_equal(found, child_bytes_py(trie.labels, trie.ends, nodes))
+    spelled = [
+        data for token, data in enumerate(vocab.token_bytes) if data and token not in vocab.eos_ids
+    ]
+    expected = np.zeros(256, np.bool_)
+    for node in nodes.tolist():
+        depth = int(trie.depths[node])
+        prefix = next(  # the node's bytes (none for the root of an empty trie)
+            (
+                data[:depth]
+                for data in spelled
+                if len(data) >= depth and _node_of(trie, data[:depth]) == node
+            ),
+            b"",
+        )
+        for data in spelled:
+            if len(data) > depth and data[:depth] == prefix:
+                expected[data[depth]] = True
+    np.testing.assert_array_equal(found, expected)
+
+
+def _node_of(trie, data: bytes) -> int:
+    """The trie node spelling ``data`` (-1: none)."""
+    if not data:
+        return 0
+    (path,) = follow_paths(
+        trie.labels, trie.ends, np.zeros(1, np.int32), np.frombuffer(data, np.uint8)
+    )
+    return int(path[-1])
