@@ -75,7 +75,6 @@ from fsm.lexeme_cache import (
 from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
-    child_bytes,
     counting_table,
     cut_mask,
     cut_walk,
@@ -288,8 +287,6 @@ class RowWalker:
         self._counted_selections: dict[tuple[Hashable, int, int], CountedSelection] = {}
         # big root walks that others are cut from by first byte, the latest first
         self._first_bytes: list[_FirstBytes] = []
-        # per set of trie nodes, the bytes a token reads next below them (a mask)
-        self._bytes_below: dict[bytes, int] = {}
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -400,12 +397,7 @@ class RowWalker:
         openings = parts.branch_openings(state)
         if openings is None:
             return None
-        key = nodes.tobytes()
-        below = self._bytes_below.get(key)
-        if below is None:
-            found = child_bytes(self.trie.labels, self.trie.ends, nodes)
-            below = int.from_bytes(np.packbits(found, bitorder="little").tobytes(), "little")
-            self._bytes_below[key] = below
+        below = self.trie.next_bytes(nodes)
         if not any(opening & below for opening in openings):
             return ()
         items = parts.branch_parts(state)

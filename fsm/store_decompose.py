@@ -303,8 +303,12 @@ class StoreSplits:
         if isinstance(branch, int):
             return self.first(branch)
         member, rest = branch
+        store = self.store
+        lexeme = store.first[member]  # a pair's member is headed by a lexeme
+        if not store.nullable(lexeme):  # a key: its bytes, memoised once for every body
+            return self.first(lexeme)
         opening = self.first(member)
-        return opening | self.first(rest) if self.store.nullable(member) else opening
+        return opening | self.first(rest) if store.nullable(member) else opening
 
     def _branches_unbuilt(self, row: int) -> tuple[Branch, ...] | None:
         store = self.store

@@ -9,7 +9,7 @@ No pointers, no Python objects: the arrays go straight into a numba kernel.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -27,6 +27,8 @@ class TokenTrie:
     ends: np.ndarray  # int32 [nodes]: one past the last node of the node's subtree
     token_starts: np.ndarray  # int32 [nodes + 1]: CSR offsets into token_ids
     token_ids: np.ndarray  # int32 [tokens]: ids whose bytes end at each node, by node
+    _next_bytes: dict[bytes, int] = field(default_factory=dict, init=False, repr=False)
+    """``next_bytes`` answers by the nodes' bytes: each index meets the same few sets."""
 
     def __post_init__(self) -> None:
         # Walks hand out slices of these arrays as their tokens, uncopied: read-only,
@@ -63,6 +65,23 @@ class TokenTrie:
         ranks = np.full(len(self.token_nodes), -1, np.int32)
         ranks[self.token_ids] = np.arange(len(self.token_ids), dtype=np.int32)
         return ranks
+
+    def next_bytes(self, nodes: np.ndarray) -> int:
+        """A mask of the bytes on the edges into the children of ``nodes`` (int32): the
+        bytes a token reads next below them. Memoised: each index meets the same few
+        sets (where a key's quote or a value's last bytes end inside tokens), and a
+        loop here costs no kernel to load in a fresh process."""
+        key = nodes.tobytes()
+        found = self._next_bytes.get(key)
+        if found is None:
+            found = 0
+            for node in nodes.tolist():
+                child, stop = node + 1, int(self.ends[node])
+                while child < stop:
+                    found |= 1 << int(self.labels[child])
+                    child = int(self.ends[child])
+            self._next_bytes[key] = found
+        return found
 
     @cached_property
     def root_children(self) -> np.ndarray:

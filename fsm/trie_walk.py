@@ -790,20 +790,6 @@ def follow_paths(labels, ends, starts, data):
     return paths
 
 
-@njit((READS_UINT8, READS_INT32, READS_INT32), cache=True, nogil=True)
-def child_bytes(labels, ends, nodes):
-    """bool[256]: the bytes on the edges into the children of ``nodes``, the bytes a
-    token may read next below them. A state whose strings start with none of these
-    reads no token below them (``RowWalker._opening_below``)."""
-    found = np.zeros(256, np.bool_)
-    for node in nodes:
-        child = node + 1
-        while child < ends[node]:
-            found[labels[child]] = True
-            child = ends[child]
-    return found
-
-
 @njit(
     (READS_UINT8, READS_INT32, READS_INT32, READS_INT32, READS_INT32, READS_UINT8),
     cache=True,
@@ -1067,25 +1053,6 @@ def follow_paths_py(labels, ends, starts, data):
                 break
             node = paths[r, i] = matching[0]
     return paths
-
-
-def child_bytes_py(labels, ends, nodes):
-    """Plain-Python twin of ``child_bytes``."""
-    found = np.zeros(256, np.bool_)
-    for node in nodes.tolist():
-        for child in range(node + 1, int(ends[node])):
-            if _parent_py(ends, child) == node:
-                found[labels[child]] = True
-    return found
-
-
-def _parent_py(ends, node):
-    """The parent of ``node`` (not the root) in a preorder trie: the deepest earlier
-    node whose subtree holds it."""
-    parent = node - 1
-    while int(ends[parent]) <= node:
-        parent -= 1
-    return parent
 
 
 @njit((READS_INT32, READS_INT32, INT, INT), cache=True, nogil=True)

@@ -38,7 +38,8 @@ METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
         "StoreAutomaton",
         ("expand", "lexeme_split", "branches", "lexeme_key", "lexeme_state", "step",
          "join", "union", "is_live", "_row", "after", "lexeme_within", "lexeme_strings",
-         "counting", "counted_states", "head_split", "_unbuilt_cat"),
+         "counting", "counted_states", "head_split", "_unbuilt_cat", "branch_parts",
+         "branch_openings"),
     ),
     "term_store.py": (
         "TermStore",
@@ -48,7 +49,7 @@ METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "store_decompose.py": (
         "StoreSplits",
         ("split_lexeme", "nested_split", "branch_terms", "_items_of_union", "branches_unbuilt",
-         "_shared_heads_joined", "_behind_separator"),
+         "_shared_heads_joined", "_behind_separator", "openings_unbuilt"),
     ),
     "row_walk.py": (
         "RowWalker",
@@ -56,12 +57,13 @@ METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
          "_counted_walk", "_literal_walk", "_walk", "target", "_keys_walked_together",
          "_finite_walk", "_union_state", "joined", "_by_first_bytes", "_lexeme_walk_each",
          "_through_lexeme", "_taken_apart", "_below", "_plain", "_below_each",
-         "_in_trie_order", "_literal_tokens", "_down_strings", "_one_string"),
+         "_in_trie_order", "_literal_tokens", "_down_strings", "_one_string", "_branch_items"),
     ),
     "index_core.py": ("IndexCore", ("_build_row", "next_state", "bitmask")),
     "byte_table.py": ("ByteTable", ("expand",)),
     "token_row.py": ("TokenRow", ("__init__", "items_of", "merged")),
     "lexeme_cache.py": ("LexemeWalkCache", ("get", "put")),
+    "json_schema/objects.py": ("ObjectShape", ("__call__",)),
 }  # fmt: skip
 """Per module of ``fsm``: the class whose methods are timed, and those methods."""
 
