@@ -42,7 +42,7 @@ from fsm.term_store import (
     KIND_THUNK,
     TermStore,
 )
-from fsm.terms import byte_mask
+from fsm.terms import ALL_BYTES, byte_mask
 
 Branch = int | tuple[int, int]
 """A union state's branch: a row, or a pair ``(member, rest)`` standing for the row
@@ -288,10 +288,12 @@ class StoreSplits:
 
     def openings_unbuilt(self, row: int) -> tuple[int, ...] | None:
         """Per branch of ``branches_unbuilt(row)``, the bytes its strings may start
-        with, or more (``first``; a pair's member, then its rest where the member may
-        be empty), without building an unbuilt branch. Memoised by row: an object's
-        body offers every key left, and the rows below a value's last bytes (``",``)
-        ask which keys a token may go on into."""
+        with, or more: a branch headed by a lexeme, the lexeme's (``first``, memoised
+        once for every body that offers the key; with the rest of the member, and the
+        rest after it, where the lexeme may be empty); every byte for any other branch,
+        whose first bytes would be read anew in each new row (a row below nodes then
+        walks it as before). Memoised by row: the rows below a value's last bytes
+        (``", "``) ask which keys of the body a token may go on into."""
         if row in self.openings:
             return self.openings[row]
         branches = self.branches_unbuilt(row)
@@ -301,11 +303,11 @@ class StoreSplits:
 
     def _opening(self, branch: Branch) -> int:
         if isinstance(branch, int):
-            return self.first(branch)
+            return ALL_BYTES
         member, rest = branch
         store = self.store
         lexeme = store.first[member]  # a pair's member is headed by a lexeme
-        if not store.nullable(lexeme):  # a key: its bytes, memoised once for every body
+        if not store.nullable(lexeme):  # a key: its bytes
             return self.first(lexeme)
         opening = self.first(member)
         return opening | self.first(rest) if store.nullable(member) else opening

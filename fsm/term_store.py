@@ -132,8 +132,6 @@ class TermStore:
         # (term, limit, budget) -> its strings: the same lexemes (strings, keys, bounded
         # strings) are asked again by every index over the store
         self._finite: dict[tuple[int, int, int], list[bytes] | None] = {}
-        # (except row, the first bytes of what it reads within) -> its first bytes
-        self._except_firsts: dict[tuple[int, int], int] = {}
 
     def __len__(self) -> int:
         return len(self.kinds)
@@ -801,17 +799,11 @@ class TermStore:
     def _first_of_except(self, term: int, within: int) -> int:
         """``within``'s first bytes less those only names start with: a byte a name
         begins with stays when the derivative by it is not empty (the objects read the
-        trie of the names, which leaves out ``"`` when the empty key is a name).
-        Memoised by both: an object's "any other key" leads every body's next member,
-        and a row over the body asks its first bytes once per body, past every name."""
-        known = self._except_firsts.get((term, within))
-        if known is not None:
-            return known
+        trie of the names, which leaves out ``"`` when the empty key is a name)."""
         found = within
         for name in self.aparts[self.second[term]]:
             if name and found >> name[0] & 1 and self.derivative(term, name[0]) == EMPTY:
                 found &= ~(1 << name[0])
-        self._except_firsts[term, within] = found
         return found
 
     def _first_of_members(self, term: int, thunks: set[int], left: list[int]) -> int:

@@ -109,29 +109,6 @@ def test_strings_but_names_keep_their_language(first: list[str], second: list[st
         assert_same_language(store, store.load(term), term)
 
 
-@settings(max_examples=60, deadline=None)
-@given(names, st.sampled_from([b"", b",", b"}"]), st.sampled_from([b":", b"x"]))
-def test_first_bytes_of_strings_but_names_are_found_once(
-    apart: list[str], before: bytes, after: bytes
-) -> None:
-    """The first bytes of "any string but the names" are memoised per store: asked
-    again behind another continuation (each object body's next member leads with it),
-    the answer is the one kept, as a fresh store finds it, and it holds every byte a
-    string of the term starts with."""
-    other = string_except(apart)
-    store = TermStore()
-    first = store.first_bytes_over(store.load(terms.cat(other, terms.literal(before))))
-    assert len(store._except_firsts) == 1
-    row = store.load(terms.cat(other, terms.literal(after)))
-    again = store.first_bytes_over(row)
-    assert len(store._except_firsts) == 1  # found once, for both
-    fresh = TermStore()
-    expected = fresh.first_bytes_over(fresh.load(terms.cat(other, terms.literal(after))))
-    assert again == first == expected
-    for byte in range(256):
-        assert store.derivative(row, byte) == EMPTY or first >> byte & 1, byte
-
-
 def test_equal_terms_built_apart_share_an_id() -> None:
     store = TermStore()
     pattern = r"(ab|c)*d{2,4}"
