@@ -17,6 +17,9 @@ from numba import njit
 
 from fsm.kernel_types import READS_INT32, READS_UINT8
 
+NEXT_BYTES_KEPT = 1 << 16
+"""Sets of nodes whose next bytes a trie keeps (``TokenTrie.next_bytes``)."""
+
 
 @dataclass(frozen=True, eq=False)
 class TokenTrie:
@@ -28,7 +31,9 @@ class TokenTrie:
     token_starts: np.ndarray  # int32 [nodes + 1]: CSR offsets into token_ids
     token_ids: np.ndarray  # int32 [tokens]: ids whose bytes end at each node, by node
     _next_bytes: dict[bytes, int] = field(default_factory=dict, init=False, repr=False)
-    """``next_bytes`` answers by the nodes' bytes: each index meets the same few sets."""
+    """``next_bytes`` answers by the nodes' bytes: each index meets the same few sets
+    (dropped whole past ``NEXT_BYTES_KEPT``, so a service's new keys never grow it
+    without bound)."""
 
     def __post_init__(self) -> None:
         # Walks hand out slices of these arrays as their tokens, uncopied: read-only,
@@ -80,6 +85,8 @@ class TokenTrie:
                 while child < stop:
                     found |= 1 << int(self.labels[child])
                     child = int(self.ends[child])
+            if len(self._next_bytes) >= NEXT_BYTES_KEPT:
+                self._next_bytes.clear()
             self._next_bytes[key] = found
         return found
 

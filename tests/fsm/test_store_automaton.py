@@ -302,6 +302,44 @@ def test_unbuilt_branches_split_as_their_rows_and_stay_unbuilt() -> None:
     assert unions >= 3 and fewer >= 2
 
 
+def test_branch_parts_are_the_branches_splits() -> None:
+    """Along texts of an object inside an object, every union state's ``branch_parts``
+    (each branch that splits given as its split, its own state never numbered) reads
+    the rows that ``branches`` then ``lexeme_split`` give, in another automaton over
+    the store: the walker's parts are the reference's."""
+    from tests.fsm.test_store_decompose import NESTED, NESTED_VALUES
+
+    store = TermStore()
+    root = schema_term_in(strings_in(StoredTerms(store)), NESTED, whitespace_max=1)
+    fast, reference = StoreAutomaton(store, root), StoreAutomaton(store, root)
+    met = 0
+    for value in NESTED_VALUES:
+        a, b = fast.initial, reference.initial
+        for byte in json.dumps(value).encode():
+            parts, branches = fast.branch_parts(a), reference.branches(b)
+            assert (parts is None) == (branches is None)
+            if parts is not None and branches is not None:
+                expected = []
+                for branch in branches:
+                    split = reference.lexeme_split(branch)
+                    expected.append(
+                        reference.row(branch)
+                        if split is None
+                        else (reference.row(split[0]), reference.row(split[1]))
+                    )
+                found = [
+                    fast.row(part)
+                    if isinstance(part, int)
+                    else (fast.row(part[0]), fast.row(part[1]))
+                    for part in parts
+                ]
+                assert found == expected
+                met += 1
+            a, b = fast.step(a, byte), reference.step(b, byte)
+            assert a != DEAD and b != DEAD
+    assert met >= 3
+
+
 def test_an_unbuilt_branch_accepts_as_its_row_without_building_it() -> None:
     """Whether an unbuilt branch and its unbuilt rests accept is their rows' answer,
     read off their parts: asking builds no row."""

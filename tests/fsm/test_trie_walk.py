@@ -20,6 +20,7 @@ from fsm import (
     Vocabulary,
     index_core,
 )
+from fsm import trie as trie_module
 from fsm.row_walk import NO_STOPS
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
@@ -1086,3 +1087,14 @@ def _node_of(trie, data: bytes) -> int:
         trie.labels, trie.ends, np.zeros(1, np.int32), np.frombuffer(data, np.uint8)
     )
     return int(path[-1])
+
+
+def test_next_bytes_keeps_a_bounded_memo(monkeypatch):
+    """Past ``NEXT_BYTES_KEPT`` sets the memo is dropped whole, and answers stay right."""
+    monkeypatch.setattr(trie_module, "NEXT_BYTES_KEPT", 2)
+    trie = TokenTrie.build([b"ab", b"ac", b"b", b"bd"])
+    answers = {node: trie.next_bytes(np.asarray([node], np.int32)) for node in range(4)}
+    assert len(trie._next_bytes) <= 2
+    for node, answer in answers.items():
+        assert trie.next_bytes(np.asarray([node], np.int32)) == answer
+    assert answers[0] == (1 << ord("a")) | (1 << ord("b"))
