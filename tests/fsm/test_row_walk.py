@@ -242,6 +242,17 @@ def assert_same_walks(fast: TokenIndex, plain: TokenIndex, seed: int, steps: int
             assert a >= 0 and b >= 0
 
 
+def assert_same_along(fast: TokenIndex, plain: TokenIndex, tokens: list[int]) -> None:
+    """Both read ``tokens`` to the end, where both accept, allowing the same tokens at
+    every step."""
+    a, b = fast.initial_state, plain.initial_state
+    for token in tokens:
+        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
+        a, b = fast.next_state(a, token), plain.next_state(b, token)
+        assert a >= 0 and b >= 0
+    assert fast.is_final(a) and plain.is_final(b)
+
+
 def assert_same_completion(fast: TokenIndex, a: int, plain: TokenIndex, b: int) -> None:
     """Completion by parts: a valid completion, the plain search's one where that
     search answers (by parts it may answer where the plain search runs out)."""
@@ -264,12 +275,7 @@ def test_shared_walks_follow_a_real_instance(smol_tokenizer, smol_vocab):
     schema = SCHEMAS["closed object, patterns and formats"]
     text = '{"email": "ada@example.org", "zip": "12345", "when": "2024-02-29"}'
     fast, plain = pair(JsonSchema(schema), smol_vocab)
-    a, b = fast.initial_state, plain.initial_state
-    for token in smol_tokenizer.encode(text, add_special_tokens=False):
-        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
-        a, b = fast.next_state(a, token), plain.next_state(b, token)
-        assert a >= 0 and b >= 0
-    assert fast.is_final(a) and plain.is_final(b)
+    assert_same_along(fast, plain, smol_tokenizer.encode(text, add_special_tokens=False))
 
 
 def test_alternatives_met_in_one_state_are_walked_key_by_key(smol_tokenizer, smol_vocab):
@@ -1461,12 +1467,7 @@ def test_keys_no_token_goes_on_into_are_not_walked_below_a_value_s_end(smol_toke
     }
     fast, plain = pair(JsonSchema(schema), smol_vocab)
     text = json.dumps({name: "v" for name in names[::3]})
-    a, b = fast.initial_state, plain.initial_state
-    for token in smol_tokenizer.encode(text, add_special_tokens=False):
-        np.testing.assert_array_equal(fast.allowed_tokens(a), plain.allowed_tokens(b))
-        a, b = fast.next_state(a, token), plain.next_state(b, token)
-        assert a >= 0 and b >= 0
-    assert fast.is_final(a) and plain.is_final(b)
+    assert_same_along(fast, plain, smol_tokenizer.encode(text, add_special_tokens=False))
 
     walker, parts = fast._walker, fast._parts
     keys = fast.step_bytes(fast.initial_state, f'{{"{names[0]}": "v", "'.encode())
