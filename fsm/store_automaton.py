@@ -237,9 +237,7 @@ class StoreAutomaton(DecomposableBase):
             and self.store.kinds[pair[0]] == KIND_CAT
             and self._splitter.is_lexeme(self.store.first[pair[0]])
         ):
-            head, rest = pair  # split as its row would be, that row unbuilt
-            first = self._intern(self.store.first[head])
-            unbuilt = first, self._unbuilt_cat(self.store.second[head], rest)
+            unbuilt = self._unbuilt_split(*pair)  # split as its row would be, unbuilt
             self._splits[state] = unbuilt
             return unbuilt
         parts = self._splitter.split_lexeme(self._row(state))
@@ -410,18 +408,21 @@ class StoreAutomaton(DecomposableBase):
         return parts
 
     def _branch_part(self, branch: int | tuple[int, int]) -> int | tuple[int, int]:
-        store = self.store
         if isinstance(branch, int):
             state = self._intern(branch)
         else:
             member, rest = branch
-            if rest != EPS:  # ``lexeme_split`` of its unbuilt state: the member's lexeme
-                return self._intern(store.first[member]), self._unbuilt_cat(
-                    store.second[member], rest
-                )
+            if rest != EPS:  # ``lexeme_split`` of its unbuilt state
+                return self._unbuilt_split(member, rest)
             state = self._intern(member)
         split = self.lexeme_split(state)
         return state if split is None else split
+
+    def _unbuilt_split(self, head: int, rest: int) -> tuple[int, int]:
+        """The split of ``cat(head, rest)`` for a concatenation ``head`` led by a
+        lexeme: that lexeme, then the rest of ``head`` before ``rest``, unbuilt."""
+        store = self.store
+        return self._intern(store.first[head]), self._unbuilt_cat(store.second[head], rest)
 
     def branch_openings(self, state: int) -> tuple[int, ...] | None:
         # memoised by the store (``StoreSplits.openings_unbuilt``), for every index
