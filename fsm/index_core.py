@@ -176,8 +176,12 @@ class IndexCore:
             return DEAD
         targets = self._next.get(row)
         if targets is None:  # looked up in the row's blocks, its union or join numbered
-            with self._lock:
+            lock = self._lock  # taken as ``_row`` takes it
+            lock.acquire()
+            try:
                 after = self._walker.target(self._rows[row], token)
+            finally:
+                lock.release()
         else:
             allowed = self._allowed[row]
             i = int(allowed.searchsorted(np.int32(token)))
@@ -400,10 +404,14 @@ class IndexCore:
         without it)."""
         row = self._row_of.get(state)
         if row is None:
-            with self._lock:
+            lock = self._lock  # a cold step's: see ``LexemeWalkCache.get``
+            lock.acquire()
+            try:
                 row = self._row_of.get(state)
                 if row is None:
                     row = self._build_row(state)
+            finally:
+                lock.release()
         return row
 
     def _build_row(self, state: int) -> int:

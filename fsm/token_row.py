@@ -24,6 +24,7 @@ when taken; a merged row stands for the joins it has not numbered by codes (-2, 
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import repeat
@@ -39,7 +40,6 @@ from fsm.trie_walk import (
     pack_bitmask,
     pack_onto,
     position_in_trie_order,
-    positions_of,
     read_by_several,
     read_row,
     scatter_plain,
@@ -51,6 +51,10 @@ BIG_BLOCK = 1024
 together, and a lookup scans them together."""
 
 _NONE = np.zeros(0, np.int32)
+
+_TOKEN_BYTES = 4
+"""Bytes of a token id in a block's ``tokens`` (int32, in ``_BYTE_ORDER``)."""
+_BYTE_ORDER = sys.byteorder
 
 PLAIN = -1
 """``Block.rest`` of a block whose targets are states."""
@@ -67,13 +71,14 @@ UnionOf = Callable[[tuple[int, ...]], int]
 
 
 class Block(NamedTuple):
-    """Tokens and where each leads: ``targets`` aligned with ``tokens`` when
-    ``inverse`` is None (a plain walk), else ``targets[inverse]`` (a lexeme walk: a few
-    distinct targets). The targets are states when ``rest`` is ``PLAIN``, else the
-    lexeme states the tokens end in, each then ``rest``. ``mask``: the tokens packed
-    (``trie_walk.pack_bitmask``), when the walk that found them keeps it. A ``holed``
-    block reads only the tokens its mask holds: a big walk cut without a copy
-    (``fsm.row_walk``: "any other key" is a JSON string's walk but a few paths).
+    """Tokens (int32, as the kernels take them) and where each leads: ``targets``
+    aligned with ``tokens`` when ``inverse`` is None (a plain walk), else
+    ``targets[inverse]`` (a lexeme walk: a few distinct targets). The targets are
+    states when ``rest`` is ``PLAIN``, else the lexeme states the tokens end in, each
+    then ``rest``. ``mask``: the tokens packed (``trie_walk.pack_bitmask``), when the
+    walk that found them keeps it. A ``holed`` block reads only the tokens its mask
+    holds: a big walk cut without a copy (``fsm.row_walk``: "any other key" is a JSON
+    string's walk but a few paths).
 
     The tens of thousands of tokens a JSON string reads are neither copied nor scanned
     per row: numbering and discovering touch only the small ``targets``."""
@@ -99,8 +104,8 @@ full collection until then)."""
 def _end_and_rest(block: StoredBlock, position: int) -> tuple[int, int]:
     """The target of ``block``'s token at ``position``, and the block's ``rest``."""
     _, inverse, targets, _, rest, _ = block
-    at = position if inverse is None else int(inverse[position])
-    return int(targets[at]), rest
+    at = position if inverse is None else int(inverse.item(position))
+    return int(targets.item(at)), rest
 
 
 @mypyc_attr(acyclic=True)
@@ -113,8 +118,8 @@ class TokenRow:
         "_big",
         "_blocks",
         "_small",
+        "_small_bytes",
         "_small_starts",
-        "_small_tokens",
         "_token_nodes",
         "exit_state",
         "mask",
@@ -136,50 +141,73 @@ class TokenRow:
         self.vocab_size = vocab_size
         self._token_nodes = token_nodes
         words = (vocab_size + 31) // 32
-        # Big blocks carry their own mask. The small blocks' tokens lie side by side,
-        # with where each block starts among them: a lookup finds a token's positions,
-        # then its blocks (``items_of``). Most rows are a block or two of a few tokens,
-        # so nothing else is copied, and a row keeps only tuples of arrays and ints,
-        # which the cyclic collector stops tracking.
+        # Big blocks carry their own mask. The small blocks' tokens lie side by side
+        # as bytes, with where each block starts among them: a lookup finds a token's
+        # positions there (``bytes.find``), then its blocks (``items_of``). Most rows are
+        # a few blocks of a few tokens, for which numpy's concatenation and a kernel's
+        # search each cost more than the bytes' join and find. A row keeps only
+        # tuples of arrays, bytes and ints, which the cyclic collector stops tracking.
         stored: list[StoredBlock] = []
+        small: list[StoredBlock] = []
+        big: list[StoredBlock] = []
         big_masks: list[np.ndarray] = []
+        starts: list[int] = []
+        pieces: list[bytes] = []
+        start = 0
         for block in blocks:  # a holed block is big: it is read through its mask
             tokens, block_mask = block[0], block[3]
-            if len(tokens) >= BIG_BLOCK:
-                if block_mask is None:
-                    block_mask = pack_bitmask(tokens, words)
-                big_masks.append(block_mask)
+            is_big = len(tokens) >= BIG_BLOCK
+            if is_big and block_mask is None:
+                block_mask = pack_bitmask(tokens, words)
             if block_mask is not block[3] or type(block) is not tuple:  # kept plain
                 block = (tokens, block[1], block[2], block_mask, block[4], block[5])
             stored.append(block)
+            if is_big:
+                assert block_mask is not None
+                big_masks.append(block_mask)
+                big.append(block)
+            else:
+                small.append(block)
+                starts.append(start)
+                start += len(tokens)
+                pieces.append(tokens.tobytes())
         self._blocks = tuple(stored)
-        self._small = tuple(kept for kept in stored if len(kept[0]) < BIG_BLOCK)
-        self._big = tuple(kept for kept in stored if len(kept[0]) >= BIG_BLOCK)
-        starts, start = [], 0
-        for kept in self._small:
-            starts.append(start)
-            start += len(kept[0])
+        self._small = tuple(small)
+        self._big = tuple(big)
         self._small_starts = tuple(starts)
-        self._small_tokens = _joined([kept[0] for kept in self._small])
+        if len(small) == 1:  # most rows: the block's own tokens are packed
+            self._small_bytes = pieces[0]
+            small_tokens = small[0][0]
+        else:
+            self._small_bytes = b"".join(pieces)
+            small_tokens = np.frombuffer(self._small_bytes, np.int32)
         if big_masks:
-            mask = pack_onto(big_masks[0], self._small_tokens)
+            mask = pack_onto(big_masks[0], small_tokens)
             for block_mask in big_masks[1:]:
                 np.bitwise_or(mask, block_mask, out=mask)
         else:
-            mask = pack_bitmask(self._small_tokens, words)
+            mask = pack_bitmask(small_tokens, words)
         self.mask = mask
 
     def items_of(self, token: int) -> list[Item]:
         """Where each block that reads ``token`` leads (empty when none does): several
         items lead to their union."""
         found: list[tuple[int, int]] = []
-        for position in positions_of(self._small_tokens, token).tolist():
+        data = self._small_bytes
+        pattern = token.to_bytes(_TOKEN_BYTES, _BYTE_ORDER)
+        at = data.find(pattern)
+        while at >= 0:  # a match at an offset not a token's is inside two tokens
+            if at % _TOKEN_BYTES:
+                at = data.find(pattern, at + 1)
+                continue
+            position = at // _TOKEN_BYTES
             which = bisect_right(self._small_starts, position) - 1
             found.append(_end_and_rest(self._small[which], position - self._small_starts[which]))
+            at = data.find(pattern, at + _TOKEN_BYTES)
         word, bit = token >> 5, token & 31
         for block in self._big:
             big_mask = block[3]  # never None for a big block (``__init__``)
-            if big_mask is not None and (int(big_mask[word]) >> bit) & 1:
+            if big_mask is not None and (int(big_mask.item(word)) >> bit) & 1:
                 position = position_in_trie_order(block[0], self._token_nodes, token)
                 found.append(_end_and_rest(block, int(position)))
         return [self._item(end, rest) for end, rest in found]
@@ -285,13 +313,6 @@ def sorted_row(blocks: list[Block], vocab_size: int) -> tuple[np.ndarray, np.nda
         else:
             scatter_targets(target_of, block.tokens, block.inverse, block.targets)
     return read_row(target_of, count)  # type: ignore[no-any-return]
-
-
-def _joined(arrays: list[np.ndarray]) -> np.ndarray:
-    """``arrays`` end to end, without a copy when there is only one."""
-    if len(arrays) == 1:
-        return arrays[0]
-    return np.concatenate([_NONE, *arrays])
 
 
 def mask_tokens(mask: np.ndarray) -> np.ndarray:

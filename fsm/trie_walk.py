@@ -233,8 +233,8 @@ def pack_onto_py(mask, tokens):
 
 
 SCAN_CHUNK = 512
-"""``position_of`` and ``positions_of`` test this many tokens at a time without a
-branch per token, which the compiler vectorises (3-5x faster than stopping at each)."""
+"""``position_of`` tests this many tokens at a time without a branch per token,
+which the compiler vectorises (3-5x faster than stopping at each)."""
 
 
 @njit(cache=True, nogil=True)
@@ -293,33 +293,6 @@ def position_in_trie_order(tokens, token_nodes, token):
     which keeps it exact whatever the order."""
     found = search_trie_order(tokens, token_nodes, token)
     return found if found >= 0 else position_of(tokens, token)
-
-
-@njit((READS_INT32, INT), cache=True, nogil=True)
-def positions_of(tokens, token):
-    """Every position of ``token`` in ``tokens``, ascending (a row's small blocks lie
-    side by side, and several may read the token)."""
-    count = tokens.shape[0]
-    held = 0
-    for i in range(count):  # no branch: vectorised like ``_chunk_holds``
-        held += tokens[i] == token
-    out = np.empty(held, np.int64)
-    found = 0
-    for start in range(0, count, SCAN_CHUNK):
-        if found == held:
-            break
-        stop = min(start + SCAN_CHUNK, count)
-        if _chunk_holds(tokens, token, start, stop):
-            for i in range(start, stop):
-                if tokens[i] == token:
-                    out[found] = i
-                    found += 1
-    return out
-
-
-def positions_of_py(tokens, token):
-    """Plain-Python twin of ``positions_of``."""
-    return np.asarray([i for i, t in enumerate(tokens.tolist()) if t == token], np.int64)
 
 
 @njit((INT, INT), cache=True, nogil=True)
