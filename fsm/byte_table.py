@@ -20,6 +20,9 @@ from fsm.automaton import DEAD, ByteAutomaton
 from fsm.errors import ConstraintTooLarge, FsmError
 from fsm.successors import mark_discovered, store_successors, successor_bounds
 
+STATES_RESERVED = 256
+"""States the per-state arrays hold from the start (they double from there)."""
+
 
 class ByteTable:
     """Transitions of ``automaton`` copied in on demand (see the module docstring)."""
@@ -29,9 +32,12 @@ class ByteTable:
         self.max_states = max_states
         self.table = np.full((16, 256), DEAD, np.int32)  # a row per expanded state
         self.num_rows = 0
-        self.row_of = np.full(16, -1, np.int32)  # per state: its row, -1 if not expanded
-        self.final = np.zeros(16, np.bool_)
-        self.discovered = np.zeros(16, np.bool_)
+        # per state: its row (-1 if not expanded), finality, whether it was met; a
+        # MaskBench sample walk numbers 366 states at the median, grown to from 16 by
+        # five doublings (``reserve``), from ``STATES_RESERVED`` by one
+        self.row_of = np.full(STATES_RESERVED, -1, np.int32)
+        self.final = np.zeros(STATES_RESERVED, np.bool_)
+        self.discovered = np.zeros(STATES_RESERVED, np.bool_)
         self.budget: int | None = None  # expansions left to the current row, if bounded
 
     def is_known(self, state: int) -> bool:

@@ -101,6 +101,7 @@ class IndexCore:
         self.max_states = int(max_states)
         self.max_row_states = int(max_row_states)
         self._eos = np.asarray(sorted(vocabulary.eos_ids), np.int32)
+        self._no_eos = self._eos[:0]  # a row that is not final: made once, not per row
         self._words = (vocabulary.size + 31) // 32
         self._bytes = ByteTable(automaton, self.max_states)
         self._parts = as_decomposable(automaton) if share_lexemes else None
@@ -417,7 +418,7 @@ class IndexCore:
     def _build_row(self, state: int) -> int:
         self._check_state(state)
         self._bytes.budget = self.max_row_states
-        final_tokens = self._eos if self._accepts(state) else self._eos[:0]
+        final_tokens = self._eos if self._accepts(state) else self._no_eos
         try:
             walked = self._walker.walk(state, final_tokens)
         finally:
