@@ -1,14 +1,17 @@
 """Own and total time per method of the compiled cold path (issue 15), by timers.
 
-Sampling profilers attribute mypyc code poorly here (perf and py-spy named the
-extension's symbols, not the methods), and cProfile sees only the calls that cross into
-Python, not those between compiled methods. This script times a *copy* of the package
-instead: in a git worktree it wraps each method of ``METHODS`` in a timer, and a stack of
-the children's times gives each method its own time besides its total. The worktree is
-then built as usual, and ``report`` walks the MaskBench sample there (every valid
-instance, a fresh compile each, the collector off; ``--leave-out`` drops the schemas
-whose name holds a text, such as ``notnames9``, whose liveness searches take a third of
-the sample's time alone) and prints the table.
+Sampling with frame-pointer stacks attributes mypyc code poorly here (most samples land
+in CPython's functions, their compiled callers unseen), and cProfile sees only the calls
+that cross into Python, not those between compiled methods. ``perf record --call-graph
+dwarf`` does see the compiled methods (``CPyDef_...``) on each stack, without timers'
+cost (``docs/design.md``, "Seventy-fourth session"), but not how many calls each
+made. This script times a *copy* of the package instead: in a git worktree it wraps
+each method of ``METHODS`` in a timer, and a stack of the children's times gives each
+method its own time besides its total. The worktree is then built as usual, and
+``report`` walks the MaskBench sample there (every valid instance, a fresh compile
+each, the collector off; ``--leave-out`` drops the schemas whose name holds a text,
+such as ``notnames9``, whose liveness searches take a third of the sample's time
+alone) and prints the table.
 
     git worktree add /tmp/profiled HEAD
     .venv/bin/python scripts/compiled_profile.py instrument /tmp/profiled
