@@ -92,6 +92,29 @@ def test_a_lexeme_token_ending_with_the_lexeme_leads_to_the_continuation():
     assert row.items_of(5) == []
 
 
+def test_a_token_whose_bytes_span_two_tokens_is_not_read():
+    """A row finds a token among its small blocks' tokens by its four bytes: the bytes
+    of 3 lie across 773 and 256 (``05 03 00 00 | 00 01 00 00`` little-endian, at offset
+    1), and the row does not read 3 there, while a row that holds 3 reads it once."""
+    spans = [np.asarray([773], np.int32), np.asarray([256, 40], np.int32)]
+    ends = np.asarray([1], np.int32)
+    for blocks in (
+        [Block(tokens, np.zeros(len(tokens), np.int32), ends) for tokens in spans],
+        [Block(np.concatenate(spans), np.zeros(3, np.int32), ends)],
+    ):
+        row = TokenRow(blocks, EXIT, 1000, nodes_by_id(1000))
+        assert row.items_of(3) == []
+        assert mask_tokens(row.mask).tolist() == [40, 256, 773]
+        assert row.items_of(773) == [1] and row.items_of(256) == [1]
+    held = TokenRow(
+        [Block(np.asarray([773, 3], np.int32), None, np.asarray([5, 6]))],
+        EXIT,
+        1000,
+        nodes_by_id(1000),
+    )
+    assert held.items_of(3) == [6]
+
+
 def _row_attributes() -> tuple[str, ...]:
     """``TokenRow.__slots__``, read from its source: the compiled class does not list
     them."""
