@@ -265,7 +265,7 @@ class LexemeWalkCache:
 
     # ``get`` and ``put`` run a few times a row: the lock is taken by ``acquire`` and
     # ``release``, cheaper compiled than a ``with`` block's ``__enter__`` and
-    # ``__exit__`` (a hit cost 580 ns against 680 from Python, seventy-fourth session)
+    # ``__exit__`` (``docs/benchmarks.md``, "Seventy-fourth session")
 
     def get(self, key: Hashable) -> CachedWalk | None:
         lock = self._lock

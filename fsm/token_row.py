@@ -52,7 +52,7 @@ together, and a lookup scans them together."""
 
 _NONE = np.zeros(0, np.int32)
 
-_TOKEN_BYTES = 4
+_TOKEN_BYTES = np.dtype(np.int32).itemsize
 """Bytes of a token id in a block's ``tokens`` (int32, in ``_BYTE_ORDER``)."""
 _BYTE_ORDER = sys.byteorder
 
