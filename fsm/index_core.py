@@ -61,10 +61,11 @@ before the plain search takes over (a schema with hundreds of keys nests that de
 
 MAX_TAKEN = 1 << 14
 """Transitions ``next_state`` remembers (then it forgets them all and starts again): a
-warm decode step is a dict lookup, not a binary search over the row. Keyed by the
-``(state, token)`` pair as Python ints and read only for Python ints (numpy's go
-through ``operator.index`` first); only pairs of a known state and an in-range token
-are stored, so a hit needs no checks."""
+warm decode step is a dict lookup, not a binary search over the row. Keyed by
+``state * vocabulary size + token`` (one integer: a pair's tuple cost a tuple and two
+boxed integers a lookup) and read only for Python ints (numpy's go through
+``operator.index`` first) with the token in range, which makes the key name one pair;
+only pairs of a known state are stored."""
 
 _NOT_SEARCHED = object()  # memo sentinel
 
@@ -119,7 +120,8 @@ class IndexCore:
         self._targets: dict[int, np.ndarray] = {}  # the same, writable: joins numbered in place
         self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
         self._masks: list[np.ndarray] = []  # each row's packed mask, read-only
-        self._taken: dict[tuple[int, int], int] = {}  # next_state's answers
+        self._taken: dict[int, int] = {}  # next_state's answers (``MAX_TAKEN``)
+        self._size = vocabulary.size
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock() if lock is None else lock
@@ -167,13 +169,14 @@ class IndexCore:
 
     def next_state(self, state: SupportsIndex, token: SupportsIndex) -> int:
         """State after ``token``, or -1 if it is not allowed (an end id keeps the state)."""
-        if type(state) is int and type(token) is int:  # a warm step: one dict lookup
-            known = self._taken.get((state, token))
+        size = self._size
+        if type(state) is int and type(token) is int and 0 <= token < size:
+            known = self._taken.get(state * size + token)  # a warm step: one dict lookup
             if known is not None:
                 return known
         state, token = operator.index(state), operator.index(token)
         row = self._row(state)  # an unknown state raises, whatever the token
-        if not 0 <= token < self.vocabulary.size:
+        if not 0 <= token < size:
             return DEAD
         targets = self._next.get(row)
         if targets is None:  # looked up in the row's blocks, its union or join numbered
@@ -192,7 +195,7 @@ class IndexCore:
                     after = self._number_join(row, i)
         if len(self._taken) >= MAX_TAKEN:
             self._taken.clear()
-        self._taken[state, token] = after
+        self._taken[state * size + token] = after
         return after
 
     def is_final(self, state: SupportsIndex) -> bool:

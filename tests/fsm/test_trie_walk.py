@@ -793,10 +793,12 @@ def test_unknown_states_are_rejected():
 @given(automata(), vocabularies())
 def test_remembered_transitions_equal_the_rows(automaton, vocab):
     """``next_state`` answers from its memo (asked again, and after the memo filled up
-    and was cleared) exactly as from the row."""
+    and was cleared) exactly as from the row. Tokens out of range by up to a
+    vocabulary's size on either side are asked too: the memo's key, ``state * size +
+    token``, would name a neighbouring state's pair for them."""
     index = TokenIndex(automaton, vocab, eager=True)
     states = np.flatnonzero(index.state_rows() >= 0).tolist()
-    asked = [(s, t) for s in states for t in range(-1, vocab.size + 1)]
+    asked = [(s, t) for s in states for t in range(-vocab.size - 1, 2 * vocab.size + 1)]
     first = [index.next_state(s, t) for s, t in asked]
     assert [index.next_state(s, t) for s, t in asked] == first
     with pytest.MonkeyPatch.context() as patch:
