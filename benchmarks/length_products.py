@@ -1,0 +1,77 @@
+"""Strings whose length is bounded beside a pattern or a format: each new value's walk
+(issue 15).
+
+A string with ``pattern`` and ``maxLength`` (or ``minLength``) compiles to the
+intersection of the pattern with a count of JSON characters, and ``format: hostname``
+to the hostname regex met with a total length of at most 253. A state there is a pair
+(pattern state, characters read), so a value of a length not walked before meets new
+states at every token, each expanded and walked over the vocabulary: the cost comes
+back with each new length, not only with the first value the process sees.
+
+For each spec, one process walks the values in order (every value a fresh compile of
+``{"a": spec}``, timed from the compile to the last step), ours and, when installed,
+llguidance, and prints the milliseconds per value and ours' states discovered. The
+same pattern without the bound is the control.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/length_products.py
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from _common import command_line, have, markdown_table, run_header
+from fsm_compile import WARMUP_SCHEMA, LLGuidance, Seqstate, _encode, _tokenizer
+
+NAME_PATTERN = "^[a-z0-9-]+$"
+SPECS: dict[str, dict[str, Any]] = {
+    "pattern": {"type": "string", "pattern": NAME_PATTERN},
+    "pattern, maxLength 64": {"type": "string", "pattern": NAME_PATTERN, "maxLength": 64},
+    "format hostname": {"type": "string", "format": "hostname"},
+    "format uri (no bound)": {"type": "string", "format": "uri"},
+}
+VALUES: dict[str, tuple[str, ...]] = {
+    "pattern": ("my-service-name-123", "another-name", "x-y-z-w-v-u-t"),
+    "pattern, maxLength 64": ("my-service-name-123", "another-name", "x-y-z-w-v-u-t"),
+    "format hostname": ("www.example.com", "api.service.io", "a.b.c.d.e.f.g.h"),
+    "format uri (no bound)": ("http://localhost:7070", "https://example.org/a/b", "ftp://x.y/z"),
+}
+
+
+def _walk(engine: Any, spec: dict[str, Any], tokens: list[int]) -> tuple[float, Any]:
+    """Milliseconds from a fresh compile of ``{"a": spec}`` to the last step, and the
+    compiled handle."""
+    start = time.perf_counter_ns()
+    handle = engine.compile("json", {"type": "object", "properties": {"a": spec}}, "lazy")
+    engine.walk(handle, tokens)
+    return (time.perf_counter_ns() - start) / 1e6, handle
+
+
+def main() -> None:
+    tokenizer = _tokenizer()
+    engines: dict[str, Any] = {"seqstate": Seqstate(tokenizer)}
+    if have("llguidance"):
+        engines["llguidance"] = LLGuidance(tokenizer)
+    for engine in engines.values():  # kernels and lazy statics loaded before timing
+        source, value = WARMUP_SCHEMA
+        engine.walk(engine.compile("json", source, "lazy"), _encode(tokenizer, value, "json"))
+    rows = []
+    for label, spec in SPECS.items():
+        for value in VALUES[label]:
+            tokens = _encode(tokenizer, {"a": value}, "json")
+            row: list[object] = [label, repr(value)]
+            for name, engine in engines.items():
+                spent, handle = _walk(engine, spec, tokens)
+                row.append(f"{spent:.1f}")
+                if name == "seqstate":
+                    row.append(handle.num_states)
+            rows.append(row)
+    headers = ["spec", "value (in order)", "ours (ms)", "ours: states"]
+    headers += [f"{name} (ms)" for name in engines if name != "seqstate"]
+    print(run_header(command_line()))
+    print(markdown_table(headers, rows))
+
+
+if __name__ == "__main__":
+    main()

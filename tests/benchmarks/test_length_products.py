@@ -1,0 +1,51 @@
+"""``benchmarks/length_products.py``: the values it walks are instances of their specs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import fsm
+
+BYTES = fsm.Vocabulary.from_raw([bytes([byte]) for byte in range(256)] + [None], eos_ids=256)
+
+
+@pytest.fixture
+def length_products(benchmark_script):
+    """The benchmark's module."""
+    return benchmark_script("length_products")
+
+
+def test_each_spec_has_values(length_products) -> None:
+    assert set(length_products.VALUES) == set(length_products.SPECS)
+    assert all(len(values) >= 2 for values in length_products.VALUES.values())
+
+
+def test_every_value_is_an_instance_of_its_spec(length_products) -> None:
+    """Walked byte by byte, each value's document is read to a final state: a value
+    refused early would time a shorter walk than the table says."""
+    for label, spec in length_products.SPECS.items():
+        schema = {"type": "object", "properties": {"a": spec}}
+        index = fsm.compile_index(fsm.JsonSchema(schema), BYTES)
+        for value in length_products.VALUES[label]:
+            state = index.initial_state
+            for byte in json.dumps({"a": value}).encode():
+                state = index.next_state(state, byte)
+                assert state >= 0, (label, value)
+            assert index.is_final(state), (label, value)
+
+
+def test_a_value_out_of_its_bound_is_refused(length_products) -> None:
+    """The bounded specs bound: a name of 65 characters is no instance of the pattern
+    with ``maxLength: 64``, and a hostname label of 64 characters is none of hostname."""
+    cases = {"pattern, maxLength 64": "a" * 65, "format hostname": "a" * 64 + ".com"}
+    for label, value in cases.items():
+        schema = {"type": "object", "properties": {"a": length_products.SPECS[label]}}
+        index = fsm.compile_index(fsm.JsonSchema(schema), BYTES)
+        state = index.initial_state
+        for byte in json.dumps({"a": value}).encode():
+            state = index.next_state(state, byte)
+            if state < 0:
+                break
+        assert state < 0 or not index.is_final(state), label
