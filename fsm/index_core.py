@@ -121,7 +121,7 @@ class IndexCore:
         self._joins: dict[int, list[tuple[int, int]]] = {}  # row -> its deferred joins
         self._masks: list[np.ndarray] = []  # each row's packed mask, read-only
         self._taken: dict[int, int] = {}  # next_state's answers (``MAX_TAKEN``)
-        self._size = vocabulary.size
+        self._size = vocabulary.size  # ``next_state``'s warm path reads it natively
         self._completions: dict[int, bytes | None] = {}
         self._lengths_after: dict[int, np.ndarray] = {}
         self._lock = threading.RLock() if lock is None else lock
