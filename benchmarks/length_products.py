@@ -5,8 +5,10 @@ A string with ``pattern`` and ``maxLength`` (or ``minLength``) compiles to the
 intersection of the pattern with a count of JSON characters, and ``format: hostname``
 to the hostname regex met with a total length of at most 253. A state there is a pair
 (pattern state, characters read), so a value of a length not walked before meets new
-states at every token, each expanded and walked over the vocabulary: the cost comes
-back with each new length, not only with the first value the process sees.
+states at every token. Until the seventy-sixth session each was expanded and walked
+over the vocabulary, and the cost came back with each new length; since then such a
+row is met from the pattern state's walk and the count's selection
+(``fsm.row_walk.RowWalker._meet_walk``), which later values share.
 
 For each spec, one process walks the values in order (every value a fresh compile of
 ``{"a": spec}``, timed from the compile to the last step), ours and, when installed,

@@ -136,6 +136,18 @@ class DecomposableAutomaton(ByteAutomaton, Protocol):
         (``unit_automaton``'s partials of the lexeme's plain repetition)."""
         ...
 
+    def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
+        """``(counted, other)`` when the lexeme reads the strings of two lexemes at
+        once, the first ``counting`` (a JSON string with a pattern or a format and a
+        length bound): the two lexeme states. None otherwise."""
+        ...
+
+    def meet(self, first: int, second: int) -> int | None:
+        """The lexeme state reading the strings both lexeme states read from here on
+        (``DEAD`` when they read none alike); None when they cannot be met as lexemes
+        with one closing."""
+        ...
+
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         """What identifies a lexeme state across automata (``fsm.lexeme_cache``)."""
         ...

@@ -84,6 +84,12 @@ class DecomposableBase:
     ) -> list[int]:
         raise NotImplementedError
 
+    def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
+        raise NotImplementedError
+
+    def meet(self, first: int, second: int) -> int | None:
+        raise NotImplementedError
+
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         raise NotImplementedError
 

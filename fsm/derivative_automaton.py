@@ -243,6 +243,16 @@ class DerivativeAutomaton(DecomposableBase):
             plain = self._plains[counted.unit, counted.close] = counted.plain
         return plain, counted.lo, counted.hi
 
+    def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
+        """None: over object terms a count met with a pattern is walked state by state
+        (``compile_index`` builds JSON schemas, where such strings come from, as rows:
+        ``StoreAutomaton.counted_meet``)."""
+        return None
+
+    def meet(self, first: int, second: int) -> int | None:
+        """None: no lexeme is taken apart as a meet here (``counted_meet``)."""
+        return None
+
     def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
         """The automaton of a plain repetition from ``counting`` with its partial units
         (``fsm.counted.unit_automaton``), or None when its units cannot be counted."""

@@ -82,11 +82,14 @@ class CountedWalk:
     nodes with children where it ends, and the units there (``exit_counts``);
     ``most_units``: the most units a token begins or reads before the end (past it,
     a bound selects every token). A pair of bounds selects its tokens from two or
-    three of the masks (``fsm.row_walk``)."""
+    three of the masks (``fsm.row_walk``). ``codes_by_token``: each token id's code
+    (``-1``: not read), for a walk that meets this one with another, token by token
+    (``fsm.row_walk.RowWalker._meet_walk``)."""
 
     __slots__ = (
         "code_kinds",
         "code_units",
+        "codes_by_token",
         "ending_up_to",
         "exit_counts",
         "exits",
@@ -109,6 +112,7 @@ class CountedWalk:
         exit_counts: np.ndarray,
         partials: tuple[Hashable, ...],
         most_units: int,
+        codes_by_token: np.ndarray,
     ) -> None:
         self.tokens: Final = tokens
         self.inverse: Final = inverse
@@ -120,12 +124,14 @@ class CountedWalk:
         self.exit_counts: Final = exit_counts
         self.partials: Final = partials
         self.most_units: Final = most_units
+        self.codes_by_token: Final = codes_by_token
 
     @property
     def nbytes(self) -> int:
         arrays = (
             self.tokens,
             self.inverse,
+            self.codes_by_token,
             self.code_kinds,
             self.code_units,
             self.inside_up_to,
@@ -169,6 +175,40 @@ class CountedSelection:
     @property
     def nbytes(self) -> int:
         arrays = (self.mask, self.exits, self.inside, self.exit_codes, *(self.held or ()))
+        return int(sum(array.nbytes for array in arrays))
+
+
+@mypyc_attr(acyclic=True)
+class MeetSkeleton:
+    """The tokens that a lexeme's walk and a plain repetition's counted walk both read
+    (``fsm.row_walk.RowWalker._meet_walk``), in trie order, with their packed ``mask``:
+    each token's pair (``inverse``) of the counted walk's code (``codes``) and the
+    lexeme's end (``end_keys``, as keys); ``exits``: the lexeme's. It depends on the
+    two walks only, not on the bounds or the units read so far, so every row of a
+    string counted beside a pattern that is in one pattern state takes it, whatever
+    the string's length."""
+
+    __slots__ = ("codes", "end_keys", "exits", "inverse", "mask", "tokens")
+
+    def __init__(
+        self,
+        tokens: np.ndarray,
+        inverse: np.ndarray,
+        codes: np.ndarray,
+        end_keys: tuple[Hashable, ...],
+        exits: np.ndarray,
+        mask: np.ndarray,
+    ) -> None:
+        self.tokens: Final = tokens
+        self.inverse: Final = inverse
+        self.codes: Final = codes
+        self.end_keys: Final = end_keys
+        self.exits: Final = exits
+        self.mask: Final = mask
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.tokens, self.inverse, self.codes, self.exits, self.mask)
         return int(sum(array.nbytes for array in arrays))
 
 
@@ -246,7 +286,13 @@ class TriePaths:
 
 
 CachedWalk = (
-    SharedLexemeWalk | CountedWalk | CountedSelection | SharedCutWalk | LiteralTokens | TriePaths
+    SharedLexemeWalk
+    | CountedWalk
+    | CountedSelection
+    | MeetSkeleton
+    | SharedCutWalk
+    | LiteralTokens
+    | TriePaths
 )
 
 

@@ -68,6 +68,7 @@ from fsm.lexeme_cache import (
     CountedWalk,
     LexemeWalkCache,
     LiteralTokens,
+    MeetSkeleton,
     SharedCutWalk,
     SharedLexemeWalk,
     TriePaths,
@@ -279,6 +280,7 @@ class RowWalker:
         self.shared = shared
         # (lexeme, below which nodes: None for the root) -> its walk, for this index
         self._lexeme_walks: dict[tuple[int, bytes | None], RootWalk] = {}
+        self._meet_skeletons: dict[tuple[Hashable, int], tuple[MeetSkeleton, list[int]]] = {}
         # plain repetitions' counted walks (None: not countable), for this index
         self._counted_bases: dict[Hashable, CountedWalk | None] = {}
         # lexemes' walks in trie order, that walks within them are cut from
@@ -507,6 +509,9 @@ class RowWalker:
         text = parts.literal_text(lexeme)
         if text is not None:  # a key read in part: its rest, with no term to build
             return self._literal_walk(lexeme, text)
+        met = self._meet_walk(lexeme)
+        if met is not None:  # its ends are this index's meets, their rows not built
+            return met
         key = None if self.shared is None else parts.lexeme_key(lexeme)
         known = None if key is None or self.shared is None else self.shared.get(key)
         if isinstance(known, SharedLexemeWalk):
@@ -702,6 +707,26 @@ class RowWalker:
         past the longest token's units select what they would at that length, so they
         are clamped there. Each row numbers the states its counts lead to, their terms
         built only for the one a step takes (``counted_states``)."""
+        counted = self._counted_parts(lexeme)
+        if counted is None:
+            return None
+        _, base, selected, ends = counted
+        if selected.held is not None:  # a row reads a small block whole: its copy
+            tokens, codes, code_inverse = selected.held
+            states, inverse = distinct_with_inverse(ends[codes])
+            return _LexemeWalk(tokens, inverse[code_inverse], states, selected.exits)
+        return _HeldWalk(
+            _LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask
+        )
+
+    def _counted_parts(
+        self, lexeme: int
+    ) -> tuple[Hashable, CountedWalk, CountedSelection, np.ndarray] | None:
+        """For a lexeme that repeats a unit ``lo..hi`` times (``_counted_walk``): the
+        plain repetition (as a key), its counted walk, the selection of its tokens
+        within the bounds, and the lexeme state each of the walk's codes ends in
+        (``DEAD`` where not selected). None when it is no such repetition or cannot
+        be counted."""
         assert self.parts is not None
         counting = self.parts.counting(lexeme)
         if counting is None:
@@ -716,13 +741,111 @@ class RowWalker:
         ends = _filled(len(base.code_kinds), DEAD)  # a code not selected is never read
         ends[selected.exit_codes] = self.parts.exit_state
         ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
-        if selected.held is not None:  # a row reads a small block whole: its copy
-            tokens, codes, code_inverse = selected.held
-            states, inverse = distinct_with_inverse(ends[codes])
-            return _LexemeWalk(tokens, inverse[code_inverse], states, selected.exits)
-        return _HeldWalk(
-            _LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask
-        )
+        return plain, base, selected, ends
+
+    def _meet_walk(self, lexeme: int) -> _HeldWalk | _LexemeWalk | None:
+        """The walk of a lexeme that reads a counted lexeme's strings and another's at
+        once (``counted_meet``: a string with a pattern and ``maxLength``, a
+        hostname's 253 characters), met from the two members' walks, with no state
+        of the meet expanded. None when it is no such meet, or the members cannot be
+        met.
+
+        A state there is a pair (the other's state, characters read), so a value of
+        a new length met new states at every token, each expanded to walk the trie
+        below it. The tokens both members read, and the pair of ends each leads to,
+        do not depend on the count (``MeetSkeleton``, kept by the vocabulary per
+        state of the other member); the count selects its tokens through its mask
+        (``CountedSelection``), and each pair leads to the meet of its two ends
+        when some string of both is left (``meet``), its tokens held out of the mask
+        otherwise. The lexeme ends at the trie nodes where both end."""
+        parts = self.parts
+        assert parts is not None
+        members = parts.counted_meet(lexeme)
+        if members is None:
+            return None
+        counted = self._counted_parts(members[0])
+        if counted is None:
+            return None
+        plain, base, selected, counted_ends = counted
+        skeleton, seconds = self._meet_skeleton(plain, base, members[1])
+        firsts = counted_ends[skeleton.codes].tolist()
+        exit_state = parts.exit_state
+        mask = selected.mask & skeleton.mask
+        targets = []
+        for pair, (first, second) in enumerate(zip(firsts, seconds, strict=True)):
+            if first == DEAD:  # a code the bounds leave out: out of the mask already
+                targets.append(DEAD)
+                continue
+            if exit_state in (first, second):  # both close on the same byte
+                target = exit_state if first == second else DEAD
+            else:
+                met = parts.meet(first, second)
+                if met is None:
+                    return None
+                target = met
+            if target == DEAD:
+                ended = skeleton.tokens[skeleton.inverse == pair]
+                mask = mask & ~pack_bitmask(ended, self.words)
+            targets.append(target)
+        exits = np.intersect1d(selected.exits, skeleton.exits).astype(np.int32)
+        ends = np.asarray(targets, np.int32)
+        held = _HeldWalk(_LexemeWalk(skeleton.tokens, skeleton.inverse, ends, exits), mask)
+        if len(skeleton.tokens) < BIG_BLOCK:  # a row reads a small block whole: a copy
+            return held.materialized(self.trie, self.words)
+        return held
+
+    def _meet_skeleton(
+        self, plain: Hashable, base: CountedWalk, other: int
+    ) -> tuple[MeetSkeleton, list[int]]:
+        """The tokens the counted walk ``base`` and the lexeme ``other``'s walk both
+        read (``MeetSkeleton``), from the vocabulary's cache when another index met
+        them, and the ends of its pairs as this automaton's states."""
+        known = self._meet_skeletons.get((plain, other))
+        if known is not None:
+            return known
+        parts = self.parts
+        assert parts is not None
+        key = ("meet", plain, parts.lexeme_key(other))
+        cached = None if self.shared is None else self.shared.get(key)
+        skeleton = cached if isinstance(cached, MeetSkeleton) else None
+        if skeleton is None:
+            skeleton = self._skeleton_of(base, self._member_walk(other))
+            if self.shared is not None:
+                self.shared.put(key, skeleton)
+        seconds = [parts.lexeme_state(end) for end in skeleton.end_keys]
+        found = self._meet_skeletons[plain, other] = skeleton, seconds
+        return found
+
+    def _skeleton_of(self, base: CountedWalk, other: _LexemeWalk) -> MeetSkeleton:
+        """The tokens of ``other`` that ``base`` reads too, in trie order, and their
+        pairs of ends (``MeetSkeleton``)."""
+        parts = self.parts
+        assert parts is not None
+        codes = base.codes_by_token[other.tokens]
+        read = codes >= 0
+        tokens = other.tokens[read]
+        width = max(len(other.ends), 1)
+        pairs, inverse = distinct_with_inverse(codes[read] * width + other.inverse[read])
+        nodes = self.trie.token_nodes[tokens]
+        if not (nodes[1:] > nodes[:-1]).all():  # a row searches a big block in trie order
+            order = np.argsort(nodes, kind="stable")
+            tokens, inverse = tokens[order], inverse[order]
+        end_keys = tuple(parts.lexeme_key(end) for end in other.ends[pairs % width].tolist())
+        codes_of_pairs = (pairs // width).astype(np.int32)
+        mask = pack_bitmask(tokens, self.words)
+        return MeetSkeleton(tokens, inverse, codes_of_pairs, end_keys, other.exits, mask)
+
+    def _member_walk(self, lexeme: int) -> _LexemeWalk:
+        """A meet's member's walk from the root with its every token (``_meet_walk``),
+        kept by the index."""
+        key = lexeme, None
+        walked = self._lexeme_walks.get(key)
+        if walked is None:
+            walked = self._root_walk(lexeme)
+        if not isinstance(walked, _LexemeWalk):
+            walked = walked.materialized(self.trie, self.words)
+        self._lexeme_walks[key] = walked
+        return walked
 
     def _counted_selection(
         self, plain: Hashable, base: CountedWalk, lo: int, top: int
@@ -811,6 +934,8 @@ class RowWalker:
         code_kinds, code_counts = np.divmod(codes, width)
         code_units = _units_begun(code_kinds, code_counts, exit_kind)
         none = np.int32(-1)
+        codes_by_token = _filled(self.vocab_size, -1)
+        codes_by_token[tokens] = inverse
         return CountedWalk(
             tokens,
             inverse,
@@ -822,6 +947,7 @@ class RowWalker:
             exit_counts,
             partials,
             most,
+            codes_by_token,
         )
 
     def _finite_walk(

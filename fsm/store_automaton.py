@@ -31,7 +31,15 @@ from fsm.automaton import DEAD
 from fsm.decomposable import DecomposableBase
 from fsm.errors import ConstraintTooLarge
 from fsm.limits import DEFAULT_MAX_STATES
-from fsm.store_counted import CountedRow, counted_form_in, plain_form_in, unit_automaton_in
+from fsm.store_counted import (
+    CountedRow,
+    content_in,
+    counted_form_in,
+    counted_meet_in,
+    met_in,
+    plain_form_in,
+    unit_automaton_in,
+)
 from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
 from fsm.store_witness import witness_in
 from fsm.term_store import (
@@ -53,6 +61,12 @@ _NO_SUCCESSORS.flags.writeable = False  # copied by ``expand``, never written
 
 _QUICK_SEARCH = 4
 """Rows a liveness search sees before it also looks for a witness."""
+_MEMBER_SEARCH = 64
+"""Rows a search for a string of a meet's member may meet (``_accepted_string``)."""
+
+_NOT_MET = -3
+_MET_LATER = -2
+"""``StoreAutomaton._met_rows``: a live meet whose row waits (``_NOT_MET``: not asked)."""
 
 _PENDING = -1
 """The row of a state numbered before it is built (a join, a union, a concatenation, a
@@ -106,6 +120,12 @@ class StoreAutomaton(DecomposableBase):
         # the bounds left (-1: no upper bound); pending ones: the form, partial, units
         self._counted: dict[tuple[int, int], dict[tuple[int, int, int], int]] = {}
         self._pending_counted: dict[int, tuple[CountedRow, int, int]] = {}
+        # lexemes met with a count: their two members, the pairs met (``meet``), those
+        # whose rows wait, and the rows ``_accepted_string`` found no string of
+        self._counted_meets: dict[int, tuple[int, int] | None] = {}
+        self._meets: dict[tuple[int, int], int | None] = {}
+        self._pending_meets: dict[int, tuple[int, int]] = {}
+        self._unaccepted: set[int] = set()
         # concatenations numbered before their rows are built (``_unbuilt_cat``)
         self._unbuilt_cats: dict[tuple[int, int], int] = {}
         self._cat_pairs: dict[int, tuple[int, int]] = {}
@@ -153,7 +173,9 @@ class StoreAutomaton(DecomposableBase):
         if state in self._literal_rests:  # a proper prefix of a lexeme's one string
             return False
         pair = self._pending_joins.get(state)
-        if pair is not None:
+        if pair is None:
+            pair = self._pending_meets.get(state)
+        if pair is not None:  # a join, or a meet: accepts when both its parts do
             return self.accepts(pair[0]) and self.accepts(pair[1])
         unbuilt = self._cat_pairs.get(state)
         if unbuilt is not None:  # its row may wait: read off its parts
@@ -185,7 +207,12 @@ class StoreAutomaton(DecomposableBase):
         pair = self._pending_joins.pop(state, None)
         items = self._pending_unions.pop(state, None)
         counted = self._pending_counted.pop(state, None)
-        if counted is not None:
+        met = self._pending_meets.pop(state, None)
+        if met is not None:
+            found = met_in(store, self._row(met[0]), self._row(met[1]))
+            assert found is not None  # both were taken apart when met (``meet``)
+            row = found
+        elif counted is not None:
             form, partial, units = counted
             row = form.after(store, partial, units)
         elif pair is not None:
@@ -349,6 +376,88 @@ class StoreAutomaton(DecomposableBase):
                 self._pending_counted[state] = counted, partial, units
             found.append(state)
         return found
+
+    def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
+        """``DecomposableAutomaton.counted_meet`` on rows (``counted_meet_in``); a
+        state ``meet`` numbered is taken apart at the pair it was met from."""
+        if lexeme_state in self._counted_meets:
+            return self._counted_meets[lexeme_state]
+        row = self._row(lexeme_state)
+        known = self._splitter.counted_meets
+        if row not in known:
+            known[row] = counted_meet_in(self.store, row)
+        rows = known[row]
+        members = None if rows is None else (self._intern(rows[0]), self._intern(rows[1]))
+        self._counted_meets[lexeme_state] = members
+        return members
+
+    def meet(self, first: int, second: int) -> int | None:
+        """``DecomposableAutomaton.meet`` on rows (``met_in``): numbered only when some
+        string of both is left, like a derivative's target. What two rows give is
+        kept per store (``_met_rows``); a state whose row waits is numbered per
+        automaton, like a join."""
+        key = first, second
+        if key in self._meets:
+            return self._meets[key]
+        rows = self._row(first), self._row(second)
+        known = self._splitter.meets
+        met = known.get(rows, _NOT_MET)
+        if met == _NOT_MET:
+            met = known[rows] = self._met_rows(rows[0], rows[1])
+        state: int | None = met
+        if met == _MET_LATER:
+            state = self._number_state(_PENDING)
+            self._pending_meets[state] = key
+            if counted_form_in(self.store, rows[0]) is not None:  # else: from its row
+                self._counted_meets[state] = key
+        elif met is not None:
+            state = DEAD if met == EMPTY else self._intern(met)
+        self._meets[key] = state
+        return state
+
+    def _met_rows(self, first: int, second: int) -> int | None:
+        """What meeting the lexeme rows ``first`` and ``second`` gives: None when
+        ``met_in`` cannot, ``EMPTY`` when no string of both is left, ``_MET_LATER``
+        when a string ``second`` accepts is one of ``first``'s too (a pattern's
+        shortest completion within a count's bounds: its row can wait until used,
+        as a row meets tens of pairs of which a step takes one), else the meet's row
+        once a search (``is_live``) finds it live."""
+        if not self._closing(first) == self._closing(second) != EMPTY:
+            return None
+        accepted = self._accepted_string(second)
+        if accepted is not None and self.store.matches(first, accepted):
+            return _MET_LATER
+        row = met_in(self.store, first, second)
+        assert row is not None
+        return row if self.is_live(row) else EMPTY
+
+    def _closing(self, row: int) -> int:
+        """The closing byte set of the lexeme ``row`` when ``met_in`` takes it apart
+        (``EMPTY`` otherwise), kept per store."""
+        known = self._splitter.closings
+        closing = known.get(row)
+        if closing is None:
+            content = content_in(self.store, row)
+            closing = known[row] = EMPTY if content is None else content[1]
+        return closing
+
+    def _accepted_string(self, row: int) -> bytes | None:
+        """A string ``row`` accepts: the one known, else the first a breadth-first
+        search over ``_MEMBER_SEARCH`` rows meets (None if none; asked once a row)."""
+        known = self._accepted.get(row)
+        if known is not None or row in self._unaccepted:
+            return known
+        found = self._breadth_first({row: b""}, deque([row]), _MEMBER_SEARCH)
+        if not isinstance(found, bytes):
+            self._unaccepted.add(row)
+            return None
+        self._known_live(row, found)
+        return found
+
+    @property
+    def meets_made(self) -> int:
+        """How many pairs ``meet`` was asked for (``scripts/check_meet_walks.py``)."""
+        return len(self._meets)
 
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         """The store's identity and the lexeme's row: the vocabulary's walks are shared

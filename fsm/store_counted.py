@@ -15,7 +15,16 @@ from collections import deque
 import numpy as np
 
 from fsm.counted import DEAD, MAX_UNIT_STATES
-from fsm.term_store import EMPTY, EPS, KIND_BYTES, KIND_CAT, KIND_LEXEME, KIND_REPEAT, TermStore
+from fsm.term_store import (
+    EMPTY,
+    EPS,
+    KIND_AND,
+    KIND_BYTES,
+    KIND_CAT,
+    KIND_LEXEME,
+    KIND_REPEAT,
+    TermStore,
+)
 
 
 class CountedRow:
@@ -68,6 +77,57 @@ def _repetition(store: TermStore, row: int) -> CountedRow | None:
         return None
     lo, hi = store.repeat_bounds(repetition)
     return CountedRow(store.first[repetition], close, lo, hi)
+
+
+def counted_meet_in(store: TermStore, row: int) -> tuple[int, int] | None:
+    """``row`` as the lexeme ``(C & X) close`` with ``C`` a repetition whose bounds
+    count (a JSON string with ``maxLength`` and a pattern, a hostname's 253
+    characters): the lexemes ``C close`` (``counted_form_in``) and ``X close``. A
+    member with an upper bound is taken as ``C`` before one with a lower bound only
+    (a pattern's ``[a-z]+`` counts to 1, then no more), the first of each. None
+    otherwise."""
+    if store.kinds[row] != KIND_LEXEME:
+        return None
+    item = store.first[row]
+    if store.kinds[item] != KIND_CAT:
+        return None
+    met, close = store.first[item], store.second[item]
+    if store.kinds[met] != KIND_AND or store.kinds[close] != KIND_BYTES:
+        return None
+    members = store.members(met)
+    repeats = [member for member in members if store.kinds[member] == KIND_REPEAT]
+    repeats.sort(key=lambda member: store.repeat_bounds(member)[1] is None)
+    for member in repeats:
+        counted = store.lexeme(store.cat(member, close))
+        if counted_form_in(store, counted) is not None:
+            others = store.intersect([other for other in members if other != member])
+            return counted, store.lexeme(store.cat(others, close))
+    return None
+
+
+def met_in(store: TermStore, first: int, second: int) -> int | None:
+    """The lexeme of the strings both lexeme rows read, ``(X & Y) close`` from
+    ``X close`` and ``Y close`` (the form ``counted_meet_in`` takes apart): a string
+    of both is ``x`` then a closing byte, with ``x`` in each. None when the two do
+    not end in one closing byte set."""
+    first_content, second_content = content_in(store, first), content_in(store, second)
+    if first_content is None or second_content is None:
+        return None
+    if first_content[1] != second_content[1]:
+        return None
+    met = store.intersect([first_content[0], second_content[0]])
+    return store.lexeme(store.cat(met, first_content[1]))
+
+
+def content_in(store: TermStore, row: int) -> tuple[int, int] | None:
+    """``(X, close)`` for the lexeme ``X close`` with ``close`` a byte set, else None
+    (``met_in`` meets two of them)."""
+    if store.kinds[row] != KIND_LEXEME:
+        return None
+    items = store.chain(store.first[row])  # ``X`` is ``EPS`` when nothing is left but it
+    if store.kinds[items[-1]] != KIND_BYTES:
+        return None
+    return store.cat_items(items[:-1]), items[-1]
 
 
 def unit_automaton_in(

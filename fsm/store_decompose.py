@@ -66,6 +66,11 @@ class StoreSplits:
         self.nested: dict[int, tuple[int, int] | None] = {}
         self.unbuilt: dict[int, tuple[Branch, ...] | None] = {}
         self.openings: dict[int, tuple[int, ...] | None] = {}
+        # lexemes met with a count (``fsm.store_counted.counted_meet_in``), closings,
+        # and what meeting two lexeme rows gives (``StoreAutomaton.meet``)
+        self.counted_meets: dict[int, tuple[int, int] | None] = {}
+        self.closings: dict[int, int] = {}
+        self.meets: dict[tuple[int, int], int | None] = {}
 
     # ------------------------------------------------------------------ items
 

@@ -234,6 +234,7 @@ ACYCLIC = {
     "fsm.lexeme_cache.SharedLexemeWalk",
     "fsm.lexeme_cache.CountedWalk",
     "fsm.lexeme_cache.CountedSelection",
+    "fsm.lexeme_cache.MeetSkeleton",
     "fsm.lexeme_cache.SharedCutWalk",
     "fsm.lexeme_cache.LiteralTokens",
     "fsm.lexeme_cache.TriePaths",

@@ -1492,3 +1492,81 @@ def test_keys_no_token_goes_on_into_are_not_walked_below_a_value_s_end(smol_toke
         assert (item in kept) == (key[0] in next_bytes), key
     for head, rest in dropped:
         assert not any(len(block[0]) for block in walker._through_lexeme(nodes, head, rest))
+
+
+MEETS = {
+    "pattern, maxLength": {"type": "string", "pattern": "^[a-z]+-[0-9]+$", "maxLength": 7},
+    "pattern, both bounds": {
+        "type": "string",
+        "pattern": "^[a-z0-9-]+$",
+        "minLength": 3,
+        "maxLength": 9,
+    },
+    "a pattern's own count": {"type": "string", "pattern": "^[a-z]{2,6}[0-9]?$", "maxLength": 5},
+    "non-ascii pattern": {"type": "string", "pattern": "^[a-zé ]+$", "maxLength": 6},
+    "hostname": {"type": "string", "format": "hostname"},
+    "hostname, minLength": {"type": "string", "format": "hostname", "minLength": 4},
+}
+MEET_VALUES = {
+    "pattern, maxLength": ["ab-12", "abcde-1", "a-1"],
+    "pattern, both bounds": ["abc", "my-host-1", "a-b"],
+    "a pattern's own count": ["abcde", "ab1", "abcd5"],
+    "non-ascii pattern": ["été a", "ééé", "abc"],
+    "hostname": ["www.example.com", "a.b.c.d.e.f.g.h", "x"],
+    "hostname, minLength": ["a.bc", "api.service.io", "abcd"],
+}
+
+
+def rows_pair(schema: object, vocabulary: Vocabulary) -> tuple[TokenIndex, TokenIndex]:
+    """A schema's rows (``compile_index``'s automaton) indexed with and without taking
+    states apart."""
+    indexes = []
+    for share in (True, False):
+        automaton, lock = vocabulary.schema_rows.compile(JsonSchema(schema))
+        indexes.append(TokenIndex(automaton, vocabulary, share_lexemes=share, lock=lock))
+    return indexes[0], indexes[1]
+
+
+@pytest.mark.parametrize("name", sorted(MEETS))
+def test_counts_met_with_a_pattern_walk_as_the_plain_walk(smol_tokenizer, smol_vocab, name):
+    """A string whose length is counted beside a pattern or a format is walked as the
+    meet of its members' walks (``_meet_walk``): the rows are the plain walk's along
+    valid values (their states still taken apart as meets at every step inside the
+    string) and on random walks, which run into the bounds and the patterns' ends."""
+    schema = MEETS[name]
+    if "pattern" in schema:  # its rows first: a pattern's ``[a-z]+`` counts to 1 too
+        rows_pair({"type": "string", "pattern": schema["pattern"]}, smol_vocab)
+    fast, plain = rows_pair(schema, smol_vocab)
+    parts = fast._parts
+    assert parts is not None
+    for value in MEET_VALUES[name]:
+        tokens = smol_tokenizer.encode(json.dumps(value, ensure_ascii=False))
+        assert_same_along(fast, plain, tokens)  # each value read to acceptance
+        state = fast.step_bytes(fast.initial_state, b'"')
+        for character in value:
+            split = parts.lexeme_split(state)
+            members = parts.counted_meet(state if split is None else split[0])
+            assert members is not None and parts.counting(members[0]) is not None
+            state = fast.step_bytes(state, character.encode())
+    assert_same_walks(fast, plain, seed=len(name), steps=12)
+
+
+CROSSING_TOKENS = [
+    *(bytes((byte,)) for byte in b'abcxyz-019."[],'),
+    *(bytes((byte,)) for byte in "é".encode()),
+    *(b"ab", b"abc", b"abcd", b"a-1", b"-12", b"x.y", b".c", b"\xc3\xa9t"),
+    *(b'["', b'"]', b'","', b'a"', b'ab"', b'abc"', b'1"', b'12"', b'c.x"'),
+    *(b'a",', b'ab",', b'123",', b'1"]', b'12"]', b'z"]', b'\xc3\xa9",'),
+]
+
+
+@pytest.mark.parametrize("name", sorted(MEETS))
+def test_counts_met_with_a_pattern_end_where_both_end(name):
+    """Tokens that close such a string and go on (``ab",``, ``12"]``) are read where
+    the count and the pattern both end, and nowhere else: random walks through an
+    array of them, over a vocabulary of such tokens at every length, read as the
+    plain walk does."""
+    vocabulary = Vocabulary.from_raw([*CROSSING_TOKENS, None], eos_ids=len(CROSSING_TOKENS))
+    fast, plain = rows_pair({"type": "array", "items": MEETS[name]}, vocabulary)
+    for seed in range(12):
+        assert_same_walks(fast, plain, seed=seed, steps=24)

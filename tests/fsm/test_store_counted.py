@@ -3,13 +3,27 @@ same unit automaton, and the same states built (as rows, equal to the converted 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fsm.counted import Counted, counted_form, plain_form, unit_automaton
+from fsm.json_schema import schema_term_in
 from fsm.json_schema.json_text import JSON_CHAR, QUOTE, string_of
-from fsm.store_counted import CountedRow, counted_form_in, plain_form_in, unit_automaton_in
-from fsm.term_store import EPS, TermStore
+from fsm.json_schema.strings import strings_in
+from fsm.store_counted import (
+    CountedRow,
+    counted_form_in,
+    counted_meet_in,
+    met_in,
+    plain_form_in,
+    unit_automaton_in,
+)
+from fsm.term_builder import StoredTerms
+from fsm.term_store import EPS, KIND_LEXEME, TermStore
 from fsm.terms import Term, alt, byte_set, derivative, literal, repeat
 
 BOUNDS = [(2, 5), (0, 3), (4, None), (1, 2)]
@@ -75,3 +89,42 @@ def test_units_that_are_not_prefix_free_or_may_close_are_not_counted() -> None:
     closing = store.load(byte_set(b'a"'))
     assert unit_automaton_in(store, CountedRow(closing, quote, 0, None)) is None
     assert counted_form_in(store, store.load(QUOTE)) is None
+
+
+MET_SPECS = [
+    {"type": "string", "pattern": "^[a-c]+-[0-9]?$", "maxLength": 4},
+    {"type": "string", "pattern": "^[a-c]{2,3}$", "minLength": 3, "maxLength": 5},
+    {"type": "string", "format": "hostname", "maxLength": 5},
+]
+_TEXTS = st.text(alphabet="abc-9.\u00e9\\n", max_size=7).map(
+    lambda text: json.dumps(text, ensure_ascii=False)[1:].encode()
+)
+
+
+@pytest.mark.parametrize("spec", MET_SPECS, ids=["maxLength", "both bounds", "hostname"])
+@given(texts=st.lists(_TEXTS, min_size=1, max_size=8))
+def test_a_count_met_with_a_pattern_is_the_meet_of_its_members(spec, texts) -> None:
+    """A string with a count beside a pattern, after its opening quote, is taken apart
+    into the counted lexeme and the other (``counted_meet_in``), and meeting them again
+    (``met_in``) reads the same texts, there and after each byte read of them."""
+    store = TermStore()
+    root = schema_term_in(strings_in(StoredTerms(store)), spec)
+    lexeme = store.derivative(root, ord('"'))
+    members = counted_meet_in(store, lexeme)
+    assert members is not None
+    counted, other = members
+    assert counted_form_in(store, counted) is not None
+    met = met_in(store, counted, other)
+    assert met is not None
+    for text in texts:
+        assert store.matches(met, text) == store.matches(lexeme, text)
+        first, second = counted, other
+        for position, byte in enumerate(text):
+            first, second = store.derivative(first, byte), store.derivative(second, byte)
+            if store.kinds[first] != KIND_LEXEME or store.kinds[second] != KIND_LEXEME:
+                break
+            rest = text[position + 1 :]
+            after = met_in(store, first, second)
+            assert after is not None
+            both = store.matches(first, rest) and store.matches(second, rest)
+            assert store.matches(after, rest) == both
