@@ -67,16 +67,26 @@ def plain_form_in(store: TermStore, row: int) -> CountedRow | None:
 
 
 def _repetition(store: TermStore, row: int) -> CountedRow | None:
+    found = _head_and_close(store, row, KIND_REPEAT)
+    if found is None:
+        return None
+    repetition, close = found
+    lo, hi = store.repeat_bounds(repetition)
+    return CountedRow(store.first[repetition], close, lo, hi)
+
+
+def _head_and_close(store: TermStore, row: int, head_kind: int) -> tuple[int, int] | None:
+    """``(H, close)`` for the lexeme ``H close`` with ``H`` of kind ``head_kind`` and
+    ``close`` a byte set, else None."""
     if store.kinds[row] != KIND_LEXEME:
         return None
     item = store.first[row]
     if store.kinds[item] != KIND_CAT:
         return None
-    repetition, close = store.first[item], store.second[item]
-    if store.kinds[repetition] != KIND_REPEAT or store.kinds[close] != KIND_BYTES:
+    head, close = store.first[item], store.second[item]
+    if store.kinds[head] != head_kind or store.kinds[close] != KIND_BYTES:
         return None
-    lo, hi = store.repeat_bounds(repetition)
-    return CountedRow(store.first[repetition], close, lo, hi)
+    return head, close
 
 
 def counted_meet_in(store: TermStore, row: int) -> tuple[int, int] | None:
@@ -86,14 +96,10 @@ def counted_meet_in(store: TermStore, row: int) -> tuple[int, int] | None:
     member with an upper bound is taken as ``C`` before one with a lower bound only
     (a pattern's ``[a-z]+`` counts to 1, then no more), the first of each. None
     otherwise."""
-    if store.kinds[row] != KIND_LEXEME:
+    found = _head_and_close(store, row, KIND_AND)
+    if found is None:
         return None
-    item = store.first[row]
-    if store.kinds[item] != KIND_CAT:
-        return None
-    met, close = store.first[item], store.second[item]
-    if store.kinds[met] != KIND_AND or store.kinds[close] != KIND_BYTES:
-        return None
+    met, close = found
     members = store.members(met)
     repeats = [member for member in members if store.kinds[member] == KIND_REPEAT]
     repeats.sort(key=lambda member: store.repeat_bounds(member)[1] is None)
