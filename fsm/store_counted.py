@@ -101,14 +101,16 @@ def counted_meet_in(store: TermStore, row: int) -> tuple[int, int] | None:
         return None
     met, close = found
     members = store.members(met)
-    repeats = [member for member in members if store.kinds[member] == KIND_REPEAT]
-    repeats.sort(key=lambda member: store.repeat_bounds(member)[1] is None)
-    for member in repeats:
-        counted = store.lexeme(store.cat(member, close))
-        if counted_form_in(store, counted) is not None:
-            others = store.intersect([other for other in members if other != member])
-            return counted, store.lexeme(store.cat(others, close))
-    return None
+    counting = [
+        member
+        for member in members
+        if store.kinds[member] == KIND_REPEAT and store.repeat_bounds(member) != (0, None)
+    ]
+    if not counting:
+        return None
+    counted = min(counting, key=lambda member: store.repeat_bounds(member)[1] is None)
+    others = store.intersect([member for member in members if member != counted])
+    return store.lexeme(store.cat(counted, close)), store.lexeme(store.cat(others, close))
 
 
 def met_in(store: TermStore, first: int, second: int) -> int | None:
