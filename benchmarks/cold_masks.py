@@ -355,13 +355,16 @@ class ColdWorker(Worker):
 
 def _record() -> dict:
     """One engine's results; ``labels`` names the case or schema of each of ``totals``
-    (engines fail on different schemas, so pair them by label, not by position), and
-    ``steps`` how many of ``cold``'s steps each walk took, in the same order."""
+    (engines fail on different schemas, so pair them by label, not by position),
+    ``steps`` how many of ``cold``'s steps each walk took, in the same order, and
+    ``accepted`` whether the engine read the whole instance (a walk stops at the first
+    token refused)."""
     return {
         "totals": [],
         "compiles": [],
         "labels": [],
         "steps": [],
+        "accepted": [],
         "cold": [],
         "warm": [],
         "rejected": 0,
@@ -380,6 +383,7 @@ def _add(record: dict, answer: dict, label: str) -> None:
         record["compiles"].append(walk["compile"] / 1e6)  # ms, first mask included
         record["labels"].append(label)
         record["steps"].append(len(walk["cold"]))
+        record["accepted"].append(walk["accepted"])
         record["cold"] += walk["cold"]
         record["warm"] += walk["warm"]
         record["rejected"] += not walk["accepted"]
@@ -539,10 +543,11 @@ def sample_table(results: dict[str, dict]) -> str:
 
 
 def common_instances(sample: dict[str, dict]) -> dict[str, list[float]]:
-    """Each engine's totals (ms) over the sample instances every engine walked, in one
-    order: an engine's own percentiles leave out the schemas it refused or failed, which
-    differ by engine (the hard ones, often), so only these compare instance for
-    instance. An instance is its schema's label and its rank among that schema's."""
+    """Each engine's totals (ms) over the sample instances every engine walked to their
+    end, in one order: an engine's own percentiles leave out the schemas it refused or
+    failed, which differ by engine (the hard ones, often), so only these compare
+    instance for instance. An instance is its schema's label and its rank among that
+    schema's."""
     return {name: [total for total, _ in walks] for name, walks in _common_walks(sample).items()}
 
 
@@ -556,16 +561,22 @@ def common_steps(sample: dict[str, dict]) -> dict[str, list[int]]:
 
 
 def _common_walks(sample: dict[str, dict]) -> dict[str, list[tuple[float, list[int]]]]:
-    """Each engine's (total, cold steps) per instance every engine walked, in one
-    order. A record without ``steps`` (written before they were kept) gives no steps."""
+    """Each engine's (total, cold steps) per instance every engine walked to its end,
+    in one order: a walk that an engine stopped at a token it refused read fewer
+    tokens, so its time compares with no other's. A record without ``steps`` or
+    ``accepted`` (written before they were kept) gives no steps, or counts every walk
+    as whole."""
     keyed: dict[str, dict[tuple[str, int], tuple[float, list[int]]]] = {}
     for name, record in sample.items():
         seen: Counter[str] = Counter()
         walked = keyed[name] = {}
         counts = record.get("steps") or [0] * len(record["totals"])
+        whole = record.get("accepted") or [True] * len(record["totals"])
         ends, cold = list(accumulate(counts)), record.get("cold", [])
-        for label, total, end, count in zip(record["labels"], record["totals"], ends, counts):
-            walked[label, seen[label]] = (total, cold[end - count : end])
+        walks = zip(record["labels"], record["totals"], ends, counts, whole, strict=True)
+        for label, total, end, count, accepted in walks:
+            if accepted:
+                walked[label, seen[label]] = (total, cold[end - count : end])
             seen[label] += 1
     shared = set.intersection(*(set(walked) for walked in keyed.values())) if keyed else set()
     order = sorted(shared)
@@ -573,14 +584,16 @@ def _common_walks(sample: dict[str, dict]) -> dict[str, list[tuple[float, list[i
 
 
 def paired_line(sample: dict[str, dict]) -> str | None:
-    """The sample over the instances every engine walked: each engine's p50 / p90, and
-    ours / llguidance instance by instance (median and p90 of the ratios)."""
+    """The sample over the instances every engine walked to their end: each engine's
+    p50 / p90, and ours / llguidance instance by instance (median and p90 of the
+    ratios)."""
     common = common_instances(sample)
     if "seqstate" not in common or not common["seqstate"]:
         return None
     parts = [f"{name} {_p50_p90(totals)} ms" for name, totals in common.items()]
     line = (
         f"Paired over the {len(common['seqstate'])} sample instances every engine walked "
+        "to their end "
         f"(p50 / p90): " + ", ".join(parts)
     )
     steps = {name: cold for name, cold in common_steps(sample).items() if cold}

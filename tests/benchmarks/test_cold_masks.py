@@ -203,6 +203,39 @@ def test_cold_steps_are_compared_over_the_instances_every_one_walked(cold_masks)
     )
 
 
+def test_an_instance_an_engine_stopped_at_a_refused_token_is_left_out(cold_masks):
+    """llguidance refused a token of b's instance after one step: its time is that of a
+    shorter walk, so b is paired for no engine, while ``rejected`` still counts it."""
+    sample = {
+        "seqstate": {
+            "labels": ["a", "b"],
+            "totals": [2.0, 50.0],
+            "steps": [1, 3],
+            "cold": [10_000, 20_000, 30_000, 40_000],
+            "accepted": [True, True],
+        },
+        "llguidance": {
+            "labels": ["a", "b"],
+            "totals": [1.0, 1.0],
+            "steps": [1, 1],
+            "cold": [5_000, 6_000],
+            "accepted": [True, False],
+        },
+    }
+    assert cold_masks.common_instances(sample) == {"seqstate": [2.0], "llguidance": [1.0]}
+    assert cold_masks.common_steps(sample) == {"seqstate": [10_000], "llguidance": [5_000]}
+    assert "Paired over the 1 sample instances" in cold_masks.paired_line(sample)
+
+
+def test_a_walk_records_whether_it_read_the_whole_instance(cold_masks):
+    record = cold_masks._record()
+    for accepted in (True, False):
+        walk = {"compile": 1e6, "cold": [1_000], "warm": [500], "accepted": accepted}
+        cold_masks._add(record, {"walks": [walk]}, "schema")
+    assert record["accepted"] == [True, False]
+    assert record["rejected"] == 1
+
+
 def test_ours_over_objects_walks_a_schema_and_is_reported(cold_masks) -> None:
     """``--objects``: a schema compiled to object terms and walked by a token index over
     its ``DerivativeAutomaton``; the ratios name it with its cold p99 against
