@@ -122,6 +122,7 @@ class TermStore:
         self._thunk_ids: dict[Hashable, int] = {}
         self._checker_ids: dict[objects.Checker, int] = {}
         self._text_ids: dict[bytes, int] = {}
+        self._checked_keys: dict[tuple[int, Hashable], int] = {}  # ``_checked_at``
         self._literals: dict[bytes, int] = {}
         self._entered: set[int] = set()  # thunks inside their own body's question
         self._loader = _Loader(self)
@@ -557,7 +558,20 @@ class TermStore:
 
     def _checked_at(self, which: int, text: bytes) -> int:
         """``checked`` for the checker stored at ``which`` (a derivative reads it off its
-        row, and so skips hashing the checker)."""
+        row, and so skips hashing the checker). Texts of one ``state_key`` are one
+        term, the first one met's: a bounded number's digits then lead to a few terms
+        per place, not one per number, and each is checked once."""
+        checker = self.checkers[which]
+        key = checker.state_key(text)
+        if key is None:
+            return self._checked_text(which, text)
+        keyed = (which, key)
+        found = self._checked_keys.get(keyed)
+        if found is None:
+            found = self._checked_keys[keyed] = self._checked_text(which, text)
+        return found
+
+    def _checked_text(self, which: int, text: bytes) -> int:
         checker = self.checkers[which]
         if not checker.viable(text):
             return EMPTY

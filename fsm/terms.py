@@ -521,6 +521,12 @@ class Checker(Hashable, Protocol):
         is accepted (a guess: each is checked with ``accepts``; empty when none)."""
         ...
 
+    def state_key(self, text: bytes) -> Hashable | None:
+        """A key that texts with exactly the same accepted continuations share, where
+        ``canonical`` cannot write them alike, or None: a store takes the texts of one
+        key as one term (``fsm.term_store``)."""
+        ...
+
 
 class Checked(Term):
     __slots__ = ("checker", "text")

@@ -17,8 +17,8 @@ place of the first significant digit, which bounds the arithmetic on the value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Context, Decimal, InvalidOperation
 from fractions import Fraction
 from math import gcd
@@ -39,6 +39,10 @@ _PREFIX = re.compile(
     rb"(?:(?P<e>[eE])(?P<esign>[+-]?)(?P<exp>[0-9]*))?)?"
 )
 _EXPONENT_MARK = re.compile(rb"[eE]")
+_LEADING_NONZERO = re.compile(rb"(-?)([1-9][0-9]*)(\.([0-9]*))?([eE]([+-]?)([0-9]*))?")
+"""A prefix whose integer part starts with a non-zero digit (``state_key``'s): its
+groups are the sign, the integer part, the fraction with its point and without, and
+the exponent with its mark and without, its sign, its digits."""
 _DIGITS = b"0123456789"
 _NONZERO_AS_ONE = bytes.maketrans(b"23456789", b"11111111")
 EXACT = Context(prec=2400, Emax=10**6, Emin=-(10**6))
@@ -62,9 +66,23 @@ class NumberChecker:
     multiple_of: Decimal | None = None
     integer: bool = False
     integer_syntax: bool = False
+    magnitude_free: tuple[bool, bool] = field(init=False, repr=False, compare=False)
+    """``_magnitude_free`` for positive, then negative numbers, found once."""
+    significands: tuple[bytes, ...] = field(init=False, repr=False, compare=False)
+    """The significant digits of each non-zero bound's magnitude (``state_key``)."""
 
     alphabet = b"0123456789-+.eE"
     alike = (b"eE",)  # an exponent's mark, either case
+
+    def __post_init__(self) -> None:
+        free = (self._magnitude_free(False), self._magnitude_free(True))
+        object.__setattr__(self, "magnitude_free", free)
+        significands = tuple(
+            "".join(map(str, bound.as_tuple().digits)).lstrip("0").encode()
+            for bound in (self.minimum, self.maximum)
+            if bound is not None and bound != 0
+        )
+        object.__setattr__(self, "significands", significands)
 
     def __hash__(self) -> int:
         """The fields' hash with each absent bound as a string: before Python 3.12,
@@ -99,7 +117,7 @@ class NumberChecker:
         """``MAX_EXPONENT`` on the exponent written when the magnitude of numbers of
         this sign is free (so the mantissa's length does not matter, as ``canonical``
         needs), else on the value's first significant digit."""
-        if self._magnitude_free(text.startswith(b"-")):
+        if self.magnitude_free[text.startswith(b"-")]:
             mark = _EXPONENT_MARK.search(text)
             return mark is None or abs(int(text[mark.end() :])) <= MAX_EXPONENT
         return abs(value.adjusted()) <= MAX_EXPONENT
@@ -139,7 +157,7 @@ class NumberChecker:
         written, so ``7``, ``42`` and ``12345`` are one state, not a state per number
         or per length. An exponent's mark is written ``e`` (``alike``)."""
         text = text.replace(b"E", b"e")
-        if not self._magnitude_free(text.startswith(b"-")):
+        if not self.magnitude_free[text.startswith(b"-")]:
             return text
         exponent = _EXPONENT_MARK.search(text)
         end = len(text) if exponent is None else exponent.start()
@@ -151,6 +169,43 @@ class NumberChecker:
             zeros = stop - len(mantissa[:stop].rstrip(b"0"))
             mantissa = mantissa[:start] + b"1" + b"0" * zeros + mantissa[stop:]
         return mantissa + text[end:]
+
+    def state_key(self, text: bytes) -> Hashable | None:
+        """What decides the future of ``text`` where a bound looks at the magnitude,
+        or None where ``canonical`` says it all: texts with one key accept exactly the
+        same continuations, so an automaton may take them as one state.
+
+        After a non-zero leading digit, a number's continuations only append digits to
+        its significand (integer part, then fraction) or write its exponent, so every
+        value they reach is ``0.<significand> * 10**E`` for a place ``E`` the digits'
+        count and the exponent decide, not their values. Against a bound whose
+        significand is ``b`` at place ``P``, a value at another place is wholly above
+        or below it, and at ``P`` the digits written so far compare with ``b``'s first
+        as many (zeros after its end): unless they are equal, that comparison decides,
+        whatever follows. So the key keeps the comparison with each bound, and what the
+        syntax and integrality read: the sign, the integer part's length, the point,
+        the digits' count, whether the fraction ends in a zero (``1.50`` must go on),
+        for integers the trailing zeros (``1200e-2`` is integral, ``1210e-2`` is not),
+        and the exponent as written. Digits equal to a bound's are the only
+        ones with their key, so nothing is lost where the comparison does not decide.
+        None under ``multipleOf`` (the digits' value decides)."""
+        if self.multiple_of is not None:
+            return None
+        match = _LEADING_NONZERO.fullmatch(text)
+        if match is None:
+            return None
+        sign, integer, point, fraction, mark, exponent_sign, exponent = match.groups()
+        negative = sign == b"-"
+        if self.magnitude_free[negative]:
+            return None
+        digits = integer + (fraction or b"")
+        comparisons = tuple(_compare_leading(digits, bound) for bound in self.significands)
+        if self.integer:  # where the last non-zero digit stands: integrality
+            zeros = len(digits) - len(digits.rstrip(b"0"))
+        else:  # whether a fraction must go on (``1.50``)
+            zeros = int(fraction is not None and fraction.endswith(b"0"))
+        written = None if mark is None else (exponent_sign, exponent)
+        return (negative, len(integer), point is not None, len(digits), zeros, comparisons, written)
 
     def _magnitude_free(self, negative: bool) -> bool:
         """Whether the accepted numbers of this sign are all of them but zero, or all of
@@ -342,7 +397,7 @@ class NumberChecker:
             return False
         if not mantissa:
             return self._value_ok(mantissa)
-        free = self._magnitude_free(match["sign"] == b"-")  # the written exponent's limit
+        free = self.magnitude_free[match["sign"] == b"-"]  # the written exponent's limit
         signs = [match["esign"]] if match["esign"] else [b"+", b"-"]
         if match["exp"] or match["esign"]:
             signs = [match["esign"] or b"+"]
@@ -373,6 +428,13 @@ class NumberChecker:
         if value > 0:
             return self.minimum is not None and 0 < self.minimum and value < self.minimum
         return self.maximum is not None and self.maximum < 0 and value > self.maximum
+
+
+def _compare_leading(digits: bytes, significand: bytes) -> int:
+    """-1, 0 or 1 as ``digits`` (no leading zero) compare with the first as many
+    digits of a bound's ``significand``, zeros after its last."""
+    leading = significand[: len(digits)].ljust(len(digits), b"0")
+    return (digits > leading) - (digits < leading)
 
 
 def _exponents_with_prefix(prefix: str) -> Iterator[int]:

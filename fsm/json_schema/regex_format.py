@@ -24,6 +24,7 @@ import codecs
 import json
 import re
 import warnings
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 _PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ ")
@@ -114,6 +115,9 @@ class RegexSyntaxChecker:
 
     def canonical(self, text: bytes) -> bytes:
         return canonical_prefix(text)
+
+    def state_key(self, text: bytes) -> Hashable | None:
+        return None  # ``canonical`` writes the prefixes it knows alike
 
     def completions(self, text: bytes) -> tuple[bytes, ...]:
         """Endings worth trying first when a search needs a valid pattern after

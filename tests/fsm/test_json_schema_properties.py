@@ -443,6 +443,77 @@ def test_a_canonical_prefix_has_the_same_continuations(checker, text, cut, rest)
     assert checker.accepts(written + rest) == checker.accepts(canonical_prefix + rest)
 
 
+bounded_checkers = st.builds(
+    NumberChecker,
+    minimum=st.sampled_from(
+        [None, Decimal(1000), Decimal(-250), Decimal(7), Decimal("0.35"), Decimal("1E+3")]
+    ),
+    exclusive_minimum=st.booleans(),
+    maximum=st.sampled_from(
+        [None, Decimal(10**9), Decimal(65535), Decimal(40), Decimal(-3), Decimal("99.5")]
+    ),
+    exclusive_maximum=st.booleans(),
+    integer=st.booleans(),
+    integer_syntax=st.sampled_from([False, False, True]),
+)
+"""Checkers with a bound on the magnitude, where ``state_key`` takes numbers together."""
+number_prefixes = st.from_regex(
+    r"-?[1-9][0-9]{0,2}(\.[0-9]{0,2})?([eE][+-]?[0-9]{0,2})?", fullmatch=True
+).map(str.encode)
+SMALL_INTEGERS = [sign + str(value).encode() for sign in (b"", b"-") for value in range(1, 100)]
+ENDINGS = [b"", b"0", b"5", b"9", b"00", b"99", b"000", b".0", b".5", b"e1", b"e-1", b"0e-1"]
+"""Continuations that cross the bounds' digits, add places, or divide them away."""
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bounded_checkers, st.lists(number_prefixes, max_size=30), continuations)
+@example(NumberChecker(minimum=Decimal(1000), integer=True), [b"120", b"130"], b"0e-1")
+@example(NumberChecker(maximum=Decimal(40)), [b"1.35", b"1.50"], b"")  # must go on
+@example(NumberChecker(maximum=Decimal(40)), [b"1."], b"")  # a point must be followed
+@example(NumberChecker(maximum=Decimal(40), integer=True), [b"1.5", b"2.5"], b"e1")
+@example(NumberChecker(maximum=Decimal(40)), [b"1e1", b"1e2"], b"")  # the exponent's digits
+@example(NumberChecker(maximum=Decimal(1000)), [], b"00")  # 10 is 1000's first digits, 11 not
+def test_numbers_with_one_state_key_have_one_future(checker, texts, rest) -> None:
+    """``state_key`` takes together only texts with one future: each continuation, and
+    each of its prefixes, is judged the same after every text of a key (the integers
+    below 100 and drawn numbers, against endings that cross the bounds)."""
+    first_of_key: dict = {}
+    for text in SMALL_INTEGERS + texts:
+        key = checker.state_key(text)
+        if key is None:
+            continue
+        first = first_of_key.setdefault(key, text)
+        for ending in (*ENDINGS, rest):
+            for end in range(len(ending) + 1):
+                assert checker.viable(text + ending[:end]) == checker.viable(
+                    first + ending[:end]
+                ), (checker, text, first, ending[:end])
+            assert checker.accepts(text + ending) == checker.accepts(first + ending), (
+                checker,
+                text,
+                first,
+                ending,
+            )
+
+
+def test_a_bound_keeps_apart_only_the_numbers_it_tells_apart() -> None:
+    """Between 1,000 and 10**9, ``2`` and ``9`` (each above both bounds' first digit)
+    continue alike, ``1`` (both bounds' first digit) does not; ``11``..``19`` are
+    alike, ``10`` is not. An integer's trailing zeros stay apart (``120e-1`` is
+    integral), and where ``canonical`` decides, or under ``multipleOf``, there is no
+    key."""
+    checker = NumberChecker(minimum=Decimal(1000), maximum=Decimal(10**9), integer=True)
+    key = checker.state_key
+    assert key(b"2") == key(b"9") != key(b"1")
+    assert key(b"11") == key(b"19") != key(b"10")
+    assert key(b"11.5e") == key(b"12.5e") != key(b"11.5e+")
+    assert key(b"120") == key(b"130") != key(b"121")
+    assert key(b"1200") != key(b"1210")
+    assert key(b"0") is None and key(b"-0.5") is None
+    assert NumberChecker(minimum=Decimal(0), integer=True).state_key(b"42") is None
+    assert NumberChecker(maximum=Decimal(9), multiple_of=Decimal(3)).state_key(b"4") is None
+
+
 def test_numbers_with_one_future_are_one_state() -> None:
     """Without a keyword on the magnitude, ``42`` and ``17`` continue alike and are one
     term; ``40`` (a trailing zero an exponent may divide away) is another. A bound on
@@ -465,6 +536,23 @@ def test_numbers_with_one_future_are_one_state() -> None:
     at_most_100 = NumberChecker(maximum=Decimal(100), integer=True)
     assert checked(at_most_100, b"-42") == checked(at_most_100, b"-17")  # all below it
     assert checked(at_most_100, b"42") != checked(at_most_100, b"17")
+
+
+def test_bounded_numbers_with_one_state_key_are_one_state_of_an_index() -> None:
+    """Between 1,000 and 10**9, ``25`` and ``37`` lead to one state of a compiled index
+    (the store's term for their key), ``10`` to another; the verdicts stay exact at the
+    bounds."""
+    import fsm
+
+    vocabulary = fsm.Vocabulary.from_raw([*(bytes([d]) for d in b"0123456789"), None], eos_ids=10)
+    schema = {"type": "integer", "minimum": 1000, "maximum": 10**9}
+    index = fsm.compile_index(fsm.JsonSchema(schema), vocabulary)
+    start = index.initial_state
+    assert index.step_bytes(start, b"25") == index.step_bytes(start, b"37")
+    assert index.step_bytes(start, b"25") != index.step_bytes(start, b"10")
+    for text, accepted in ((b"999", False), (b"1000", True), (b"1000000000", True)):
+        assert index.is_final(index.step_bytes(start, text)) == accepted, text
+    assert index.step_bytes(start, b"1000000001") == -1
 
 
 def test_an_exponent_mark_in_either_case_is_one_class_and_one_state() -> None:
