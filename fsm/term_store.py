@@ -572,6 +572,7 @@ class TermStore:
         return found
 
     def _checked_text(self, which: int, text: bytes) -> int:
+        """``EMPTY`` unless ``text`` is viable, else the term of its canonical text."""
         checker = self.checkers[which]
         if not checker.viable(text):
             return EMPTY
