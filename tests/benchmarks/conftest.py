@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
+import fsm
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BYTES = fsm.Vocabulary.from_raw([bytes([byte]) for byte in range(256)] + [None], eos_ids=256)
 
 
 @pytest.fixture
@@ -25,3 +30,18 @@ def benchmark_script(monkeypatch) -> Iterator[Callable[[str], ModuleType]]:
         path = getattr(sys.modules[name], "__file__", None)
         if path is not None and Path(path).resolve().parent == BENCHMARKS:
             del sys.modules[name]
+
+
+@pytest.fixture
+def read_document(benchmark_script) -> Callable[[dict, Any], tuple[fsm.TokenIndex, int]]:
+    """Reads the document ``{"a": value}`` of a spec (``length_products.document_schema``,
+    which ``length_products`` and ``bounded_numbers`` walk) byte by byte: the index and
+    the state reached from its start (-1 once it dies)."""
+    document_schema = benchmark_script("length_products").document_schema
+
+    def read(spec: dict, value: Any) -> tuple[fsm.TokenIndex, int]:
+        index = fsm.compile_index(fsm.JsonSchema(document_schema(spec)), BYTES)
+        data = json.dumps({"a": value}).encode()
+        return index, index.step_bytes(index.initial_state, data)
+
+    return read

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
-
-import fsm
-
-BYTES = fsm.Vocabulary.from_raw([bytes([byte]) for byte in range(256)] + [None], eos_ids=256)
 
 
 @pytest.fixture
@@ -22,26 +16,17 @@ def test_each_spec_has_values(length_products) -> None:
     assert all(len(values) >= 2 for values in length_products.VALUES.values())
 
 
-def _read(length_products, label: str, value: str) -> tuple[fsm.TokenIndex, int]:
-    """The index of ``label``'s document schema, and the state after reading the
-    document of ``value`` byte by byte from its start (-1 once it dies)."""
-    schema = length_products.document_schema(length_products.SPECS[label])
-    index = fsm.compile_index(fsm.JsonSchema(schema), BYTES)
-    data = json.dumps({"a": value}).encode()
-    return index, index.step_bytes(index.initial_state, data)
-
-
-def test_every_value_is_an_instance_of_its_spec(length_products) -> None:
+def test_every_value_is_an_instance_of_its_spec(length_products, read_document) -> None:
     """Walked byte by byte, each value's document is read to a final state: a value
     refused early would time a shorter walk than the table says."""
     for label, values in length_products.VALUES.items():
         for value in values:
-            index, state = _read(length_products, label, value)
+            index, state = read_document(length_products.SPECS[label], value)
             assert state >= 0, (label, value)
             assert index.is_final(state), (label, value)
 
 
-def test_a_value_out_of_its_bound_is_refused(length_products) -> None:
+def test_a_value_out_of_its_bound_is_refused(length_products, read_document) -> None:
     """The bounded specs bound: a name of 65 characters is no instance of the pattern
     with ``maxLength: 64``; a label of 64 characters, and 255 characters in labels of
     63, are no hostname (RFC 1123's 253)."""
@@ -51,5 +36,5 @@ def test_a_value_out_of_its_bound_is_refused(length_products) -> None:
         ("format hostname", ".".join(["a" * 63] * 4)),
     ]
     for label, value in cases:
-        index, state = _read(length_products, label, value)
+        index, state = read_document(length_products.SPECS[label], value)
         assert state < 0 or not index.is_final(state), label
