@@ -770,9 +770,9 @@ class RowWalker:
         skeleton, seconds = self._meet_skeleton(plain, base, members[1])
         firsts = counted_ends[skeleton.codes].tolist()
         exit_state = parts.exit_state
-        mask = selected.mask & skeleton.mask
         targets = []
-        for pair, (first, second) in enumerate(zip(firsts, seconds, strict=True)):
+        cleared = False  # a pair the bounds keep leaves no string: its tokens go
+        for first, second in zip(firsts, seconds, strict=True):
             if first == DEAD:  # a code the bounds leave out: out of the mask already
                 targets.append(DEAD)
                 continue
@@ -783,12 +783,14 @@ class RowWalker:
                 if met is None:
                     return None
                 target = met
-            if target == DEAD:
-                ended = skeleton.tokens[skeleton.inverse == pair]
-                mask = mask & ~pack_bitmask(ended, self.words)
+            cleared = cleared or target == DEAD
             targets.append(target)
-        exits = np.intersect1d(selected.exits, skeleton.exits).astype(np.int32)
         ends = np.asarray(targets, np.int32)
+        mask = selected.mask & skeleton.mask
+        if cleared:  # one pass over the tokens for every such pair
+            ended = skeleton.tokens[ends[skeleton.inverse] == DEAD]
+            mask = mask & ~pack_bitmask(ended, self.words)
+        exits = np.intersect1d(selected.exits, skeleton.exits).astype(np.int32)
         held = _HeldWalk(_LexemeWalk(skeleton.tokens, skeleton.inverse, ends, exits), mask)
         if len(skeleton.tokens) < BIG_BLOCK:  # a row reads a small block whole: a copy
             return held.materialized(self.trie, self.words)
