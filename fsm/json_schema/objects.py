@@ -78,24 +78,24 @@ class ObjectShape:
     """Whether a key other than the named ones may come."""
     allowed: tuple[bool, ...] = field(init=False, repr=False, compare=False)
     """Per named key, whether it may come (its value is not empty)."""
-    members: tuple[Any, ...] = field(init=False, repr=False, compare=False)
-    """``"key": value`` per named key (empty when forbidden), built once: every
-    body (one per set of keys used) offers them again."""
     rule_positions: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
     """(position in ``named``, key) of the allowed keys the key rules name, found once:
     every key a body offers asks which of them may still be added."""
     positions: dict[str, int] = field(init=False, repr=False, compare=False)
     """Position in ``named`` of each key, found once: every key a body offers asks where
     the keys it requires stand (``_dependencies_addable``)."""
-    tails: tuple[Any, ...] | None = field(init=False, repr=False, compare=False)
-    """Each member after its key's opening quote (``members`` derived by ``"``), and
-    ``other_member``'s last, when every member starts with the quote (None otherwise):
-    a body then offers ``"`` once, then the union of the tails (``_expand``)."""
+    quoted: bool = field(init=False, repr=False, compare=False)
+    """Whether every member starts with its key's opening quote: a body then offers
+    ``"`` once, then the union of the members after it (``_expand``). A named member
+    always does (its key is a JSON string literal), so only ``other_member`` is asked."""
+    other_tail: Any = field(init=False, repr=False, compare=False)
+    """``other`` after the opening quote when ``quoted`` (``other`` itself otherwise):
+    what a body offers for any other key."""
     after_keys: _AfterKeys = field(init=False, repr=False, compare=False)
     """What follows each named key, as thunks (``_member_head``)."""
     member_heads: list[Any] = field(init=False, repr=False, compare=False)
     """Per named key, its member as a body offers it before the next body: the key
-    (after its opening quote when ``tails``), then what follows it as one thunk; None
+    (after its opening quote when ``quoted``), then what follows it as one thunk; None
     until a body first offers it (``_member_head``: most of a schema's shapes are
     never walked, and a shape is built again by every compile)."""
     openings: tuple[int, int] = field(init=False, repr=False, compare=False)
@@ -112,11 +112,6 @@ class ObjectShape:
         object.__setattr__(self, "has_other", not b.is_empty(other))
         allowed = tuple(not b.is_empty(value) for _, value in self.named)
         object.__setattr__(self, "allowed", allowed)
-        members = tuple(
-            pieces.member(pieces.string_literal(name), value, self.ws_max) if ok else b.empty
-            for (name, value), ok in zip(self.named, allowed, strict=True)
-        )
-        object.__setattr__(self, "members", members)
         ruled = set(rule_keys(self.key_rules))
         positions = tuple(
             (position, name)
@@ -126,11 +121,13 @@ class ObjectShape:
         object.__setattr__(self, "rule_positions", positions)
         named_positions = {name: position for position, (name, _) in enumerate(self.named)}
         object.__setattr__(self, "positions", named_positions)
-        tails = _tails(pieces, (*members, other))
-        object.__setattr__(self, "tails", tails)
+        quoted, other_tail = _other_tail(pieces, other)
+        object.__setattr__(self, "quoted", quoted)
+        object.__setattr__(self, "other_tail", other_tail)
         object.__setattr__(self, "after_keys", _AfterKeys(pieces, self.named, self.ws_max))
         object.__setattr__(self, "member_heads", [None] * len(self.named))
-        object.__setattr__(self, "openings", _openings(pieces, members, other, tails, self.ws_max))
+        openings = _openings(pieces, any(allowed), other, quoted, self.ws_max)
+        object.__setattr__(self, "openings", openings)
         required_mask = 0
         for name in self.required:
             required_mask |= 1 << named_positions.get(name, len(self.named))
@@ -206,34 +203,42 @@ def _member_head(shape: ObjectShape, position: int) -> Any:
         pieces = shape.pieces
         b = pieces.terms
         key = pieces.string_literal(shape.named[position][0])
-        if shape.tails is not None:
+        if shape.quoted:
             key = b.derivative(key, ord('"'))
         head = b.cat(key, shape.after_keys.thunk(shape.key, position))
         shape.member_heads[position] = head
     return head
 
 
-def _tails(pieces: JsonText[T], members: tuple[T, ...]) -> tuple[T, ...] | None:
-    """``members`` derived by the opening quote, when every string of each begins with
-    it (``first_bytes_over``, which may only say more bytes): then ``quote tail`` is the
-    member, exactly. An empty member stays empty."""
+def _other_tail(pieces: JsonText[T], other: T) -> tuple[bool, T]:
+    """``(quoted, other_tail)`` of a shape (``ObjectShape.quoted``): ``other`` derived by
+    the opening quote when every string of it begins with one (``first_bytes_over``,
+    which may only say more bytes), so ``quote tail`` is it, exactly. An empty
+    ``other`` stays empty. The named members need no asking: each starts with its
+    key, a JSON string."""
     b = pieces.terms
     quote = ord('"')
-    if any(b.first_bytes_over(term) & ~(1 << quote) for term in members if not b.is_empty(term)):
-        return None
-    return tuple(term if b.is_empty(term) else b.derivative(term, quote) for term in members)
+    if b.is_empty(other):
+        return True, other
+    if b.first_bytes_over(other) & ~(1 << quote):
+        return False, other
+    return True, b.derivative(other, quote)
 
 
 def _openings(
-    pieces: JsonText[T], members: tuple[T, ...], other: T, tails: tuple[T, ...] | None, ws_max: int
+    pieces: JsonText[T], any_named: bool, other: T, quoted: bool, ws_max: int
 ) -> tuple[int, int]:
     """``ObjectShape.openings``, from the parts ``_expand`` builds a body of: after a
     member, the close or a comma; before the first, ``}`` or a member (its quote when
-    every member starts with one)."""
+    every member starts with one; else the quote of a named key, ``any_named``, or any
+    first byte of ``other``)."""
     b = pieces.terms
     later = b.first_bytes_over(b.alt(pieces.closing(b"}", ws_max, False), pieces.comma(ws_max)))
-    heads = pieces.quote if tails is not None else b.alt(*members, other)
-    return later, b.first_bytes_over(b.alt(pieces.closing(b"}", ws_max, True), heads))
+    first = b.first_bytes_over(pieces.closing(b"}", ws_max, True))
+    if quoted:
+        return later, first | b.first_bytes_over(pieces.quote)
+    named = 1 << ord('"') if any_named else 0
+    return later, first | named | b.first_bytes_over(other)
 
 
 def object_term(shape: ObjectShape) -> Any:
@@ -320,10 +325,7 @@ def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) 
     separator = b.eps if first else pieces.comma(shape.ws_max)
     # after the quote every key is read on from its own state: a row after a value reads
     # the comma and the quote once, not once per key behind them
-    if shape.tails is None:
-        quote, other_head = b.eps, shape.other
-    else:
-        quote, other_head = pieces.quote, shape.tails[-1]
+    quote = pieces.quote if shape.quoted else b.eps
     members: list[Any] = []
     for position in range(after, len(shape.named)):
         if used >> position & 1 or not shape.allowed[position]:
@@ -339,7 +341,7 @@ def _expand(shape: ObjectShape, used: int, after: int, extra: int, first: bool) 
     if shape.has_other:
         more = min(extra + 1, _extra_cap(shape)) if shape.counts_members() else 0
         rest = _body(shape, used, after, more, False, len(shape.named))
-        members.append(b.cat(other_head, rest))
+        members.append(b.cat(shape.other_tail, rest))
     if members:
         options.append(b.cat(separator, quote, b.alt(*members)))
     return b.alt(*options)

@@ -8,9 +8,18 @@ from hypothesis import strategies as st
 
 from fsm.decompose import first_bytes_over, split_lexeme
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.json_schema.json_text import INTEGER_LITERAL, QUOTE, encode_string, member, string_except
-from fsm.json_schema.objects import ObjectShape, object_term
+from fsm.json_schema.json_text import (
+    INTEGER_LITERAL,
+    QUOTE,
+    JsonText,
+    encode_string,
+    member,
+    string_except,
+)
+from fsm.json_schema.objects import ObjectShape, _member_head, object_term
 from fsm.regex import regex_term
+from fsm.term_builder import StoredTerms
+from fsm.term_store import TermStore
 from fsm.terms import (
     EMPTY,
     Alt,
@@ -28,17 +37,45 @@ from fsm.terms import (
 )
 
 
-def test_members_equal_the_general_construction_and_are_shared_by_bodies() -> None:
+def test_named_members_mean_the_general_construction() -> None:
+    """Each named key's member, as a body offers it after the opening quote (the key's
+    rest, then one thunk for its colon and value), reads what the member spelled out
+    reads; a forbidden key is never offered."""
     number = regex_term("[0-9]+")
     shape = ObjectShape(key="test", named=(("a", number), ("gone", EMPTY), ("b", number)))
-    for (name, value), built in zip(shape.named, shape.members, strict=True):
-        expected = (
-            EMPTY if value is EMPTY else member(lexeme(literal(encode_string(name))), value, 0)
-        )
-        assert built == expected
+    assert shape.quoted
+    for position, (name, value) in enumerate(shape.named):
+        if value is EMPTY:
+            continue
+        offered = cat(QUOTE, _member_head(shape, position))
+        spelled = member(lexeme(literal(encode_string(name))), value, 0)
+        for text in (f'"{name}":12', f'"{name}":', f'"{name}"1', '"c":1', f"{name}:1"):
+            assert matches(offered, text.encode()) == matches(spelled, text.encode()), text
     term = object_term(shape)
     assert matches(term, b'{"a":1,"b":2}') and matches(term, b'{"b":2,"a":1}')
     assert not matches(term, b'{"gone":1}') and not matches(term, b'{"a":1,"a":2}')
+
+
+def test_a_shape_builds_nothing_per_key_until_a_body_offers_it() -> None:
+    """Building a shape interns a few terms whatever the number of its keys: the
+    members are built when a body first offers them (``_member_head``), and most of a
+    schema's shapes are never walked, while every compile builds them all."""
+    store = TermStore()
+    pieces = JsonText(StoredTerms(store))
+
+    def terms_added(count: int) -> int:
+        before = len(store)
+        ObjectShape(
+            key=("lazy", count),
+            named=tuple((f"key{count}-{i}", pieces.integer_literal) for i in range(count)),
+            other_member=pieces.member(pieces.any_string, pieces.number, 1),
+            ws_max=1,
+            pieces=pieces,
+        )
+        return len(store) - before
+
+    terms_added(1)  # the pieces every shape shares, interned once
+    assert terms_added(40) <= terms_added(2) + 2
 
 
 def _offered_members(term: Term, read: bytes) -> list[Cat]:
@@ -205,12 +242,12 @@ def test_after_a_value_the_comma_and_quote_are_read_once_for_every_key() -> None
         other_member=member(string_except(names), number, 2),
         ws_max=2,
     )
-    assert shape.tails is not None and len(shape.tails) == len(names) + 1
-    for name, tail in zip(names, shape.tails, strict=False):
-        quoted = cat(QUOTE, tail)
+    assert shape.quoted
+    for position, name in enumerate(names):
+        quoted = cat(QUOTE, _member_head(shape, position))
         assert matches(quoted, f'"{name}":1'.encode())
         assert not matches(quoted, b'"other":1') and not matches(quoted, f"{name}:1".encode())
-    other = cat(QUOTE, shape.tails[-1])
+    other = cat(QUOTE, shape.other_tail)
     assert matches(other, b'"other":1') and not matches(other, b'"k3":1')
     term = object_term(shape)
     automaton = DerivativeAutomaton(term)
@@ -236,7 +273,7 @@ def test_members_that_may_not_start_with_a_quote_are_offered_whole() -> None:
     body offers it as it is, and its language is kept."""
     number = regex_term("[0-9]")
     shape = ObjectShape(key="odd", named=(("a", number),), other_member=literal(b"x"))
-    assert shape.tails is None
+    assert not shape.quoted and shape.other_tail is shape.other
     term = object_term(shape)
     assert matches(term, b'{"a":1,x}') and matches(term, b"{x}")
     assert not matches(term, b'{"a":1,"x"}')
@@ -316,7 +353,7 @@ def test_a_body_tells_how_it_opens_before_it_is_built(
         return
     assert isinstance(term, Cat) and isinstance(term.items[-1], Thunk)
     _assert_opens_as_built(term.items[-1])
-    for body in _bodies_after_a_key(term) if shape.tails is not None else ():
+    for body in _bodies_after_a_key(term) if shape.quoted else ():
         _assert_opens_as_built(body)
 
 
