@@ -34,7 +34,7 @@ proven.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 from fsm.terms import (
     EMPTY,
@@ -188,7 +188,7 @@ class ProductiveAnalysis:
     def nullable(self, term: Hashable) -> bool:
         raise NotImplementedError
 
-    def class_bytes(self, term: Hashable) -> list[int]:
+    def class_bytes(self, term: Hashable) -> Sequence[int]:
         """One byte per class of the term's byte partition."""
         raise NotImplementedError
 
@@ -232,7 +232,7 @@ class _Productive(ProductiveAnalysis):
         assert isinstance(term, Term)
         return nullable(term)
 
-    def class_bytes(self, term: Hashable) -> list[int]:
+    def class_bytes(self, term: Hashable) -> Sequence[int]:
         assert isinstance(term, Term)
         return class_bytes(term)
 

@@ -19,7 +19,7 @@ make different:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 from fsm.satisfiable import (
     FREE,
@@ -125,7 +125,7 @@ class _Productive(ProductiveAnalysis):
         assert isinstance(term, int)
         return self.store.nullable(term)
 
-    def class_bytes(self, term: Hashable) -> list[int]:
+    def class_bytes(self, term: Hashable) -> Sequence[int]:
         assert isinstance(term, int)
         return self.store.class_bytes(term)
 

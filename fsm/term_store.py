@@ -129,6 +129,7 @@ class TermStore:
         self._derivatives: dict[int, int] = {}
         self._partitions: dict[int, np.ndarray] = {}
         self._representatives: dict[int, bytes] = {}
+        self._class_bytes: dict[int, bytes] = {}
         self._liveness: dict[int, bool] = {}
         # (term, limit, budget) -> its strings: the same lexemes (strings, keys, bounded
         # strings) are asked again by every index over the store
@@ -892,11 +893,17 @@ class TermStore:
         self._partitions[term] = found
         return found
 
-    def class_bytes(self, term: int) -> list[int]:
+    def class_bytes(self, term: int) -> bytes:
         """One byte per class of ``byte_partition(term)`` (its lowest), ascending; from
-        here on ``derivative`` computes one derivative per class."""
-        firsts = self.representatives(term)
-        return [byte for byte in range(256) if firsts[byte] == byte]
+        here on ``derivative`` computes one derivative per class. Kept per term, as
+        bytes (no object for the cyclic collector): every expansion and search of the
+        term asks again, in every index over the store."""
+        known = self._class_bytes.get(term)
+        if known is None:
+            firsts = self.representatives(term)
+            known = bytes([byte for byte in range(256) if firsts[byte] == byte])
+            self._class_bytes[term] = known
+        return known
 
     def representatives(self, term: int) -> bytes:
         """For each byte, the lowest byte of its class of ``byte_partition(term)``."""

@@ -85,6 +85,8 @@ class RefResolver:
         self._resources: dict[str, str] = {}  # absolute URI (no fragment) -> pointer
         self._anchors: dict[str, str] = {}  # absolute URI with fragment -> pointer
         self._bases: dict[str, str] = {}  # pointer -> base URI in force there
+        self._nodes: dict[str, object] = {"": root}  # pointer -> node, as found
+        self._targets: dict[tuple[str, str], str] = {}  # (base, $ref) -> its target
         self._indexed = False
 
     def _index(self) -> None:
@@ -136,8 +138,18 @@ class RefResolver:
         return self._bases[pointer]
 
     def resolve(self, ref: str, pointer: str) -> str:
-        """The pointer of the node that ``ref``, written at ``pointer``, designates."""
-        target = _join(self.base_of(pointer), ref)
+        """The pointer of the node that ``ref``, written at ``pointer``, designates
+        (kept per base URI: a schema's ``$ref`` to a definition is written again at
+        every use, and each is resolved when the compiler builds it)."""
+        base = self.base_of(pointer)
+        known = self._targets.get((base, ref))
+        if known is None:
+            known = self._targets[(base, ref)] = self._resolved(base, ref)
+        return known
+
+    def _resolved(self, base: str, ref: str) -> str:
+        """``resolve`` computed: an anchor, or a pointer into a resource of the document."""
+        target = _join(base, ref)
         uri, fragment = urldefrag(target)
         if target in self._anchors:
             return self._anchors[target]
@@ -153,16 +165,24 @@ class RefResolver:
         return path
 
     def node_at(self, pointer: str, ref: str = "") -> object:
-        """The node at a JSON pointer of the document."""
-        node = self.root
-        for token in pointer.split("/")[1:]:
-            token = _unescape_token(token)
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise UnsupportedSchema("$ref", f"{ref or pointer!r} points to nothing")
+        """The node at a JSON pointer of the document (its tokens start after the first
+        ``/``). Each node found is kept: the compiler asks for every node it builds,
+        and from its parent's pointer the walk takes one step, not one per level."""
+        if not pointer.startswith("/"):
+            pointer = pointer[pointer.find("/") :] if "/" in pointer else ""
+        node = self._nodes.get(pointer)
+        if node is not None:
+            return node
+        parent, _, token = pointer.rpartition("/")
+        node = self.node_at(parent, ref or pointer)
+        token = _unescape_token(token)
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            raise UnsupportedSchema("$ref", f"{ref or pointer!r} points to nothing")
+        self._nodes[pointer] = node
         return node
 
 
