@@ -71,3 +71,10 @@ def alphabet_partition(alphabet: bytes, alike: tuple[bytes, ...] = ()) -> np.nda
         labels[list(group)] = labels[group[0]]
     labels.flags.writeable = False
     return labels
+
+
+def class_representatives(firsts: bytes) -> bytes:
+    """One byte per class (its lowest), ascending, from each byte's class's lowest
+    byte (``representatives``): the bytes whose derivatives stand for all 256 (a
+    compiled loop over 256 bytes costs less than a set of them, then a sort)."""
+    return bytes([byte for byte in range(256) if firsts[byte] == byte])

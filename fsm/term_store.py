@@ -44,6 +44,7 @@ from fsm.partition import first_members
 from fsm.partition_ops import (
     TRIVIAL,
     alphabet_partition,
+    class_representatives,
     first_byte_partition,
     mask_partition,
     refine_all,
@@ -900,9 +901,7 @@ class TermStore:
         term asks again, in every index over the store."""
         known = self._class_bytes.get(term)
         if known is None:
-            firsts = self.representatives(term)
-            known = bytes([byte for byte in range(256) if firsts[byte] == byte])
-            self._class_bytes[term] = known
+            known = self._class_bytes[term] = class_representatives(self.representatives(term))
         return known
 
     def representatives(self, term: int) -> bytes:

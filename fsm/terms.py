@@ -47,6 +47,7 @@ from fsm.partition import first_members
 from fsm.partition_ops import (
     TRIVIAL,
     alphabet_partition,
+    class_representatives,
     first_byte_partition,
     mask_partition,
     refine_all,
@@ -1153,12 +1154,10 @@ def representatives(term: Term) -> bytes:
     return cached
 
 
-def class_bytes(term: Term) -> list[int]:
-    """One byte per class of ``byte_partition(term)`` (its lowest), ascending: the bytes
-    whose derivatives stand for all 256: those that are their class's representative
-    (a compiled loop over 256 bytes costs less than a set of them, then a sort)."""
-    firsts = representatives(term)
-    return [byte for byte in range(256) if firsts[byte] == byte]
+def class_bytes(term: Term) -> bytes:
+    """One byte per class of ``byte_partition(term)`` (its lowest), ascending
+    (``class_representatives``)."""
+    return class_representatives(representatives(term))
 
 
 def _derivative(term: Term, byte: int) -> Term:

@@ -235,10 +235,9 @@ def _openings(
     b = pieces.terms
     later = b.first_bytes_over(b.alt(pieces.closing(b"}", ws_max, False), pieces.comma(ws_max)))
     first = b.first_bytes_over(pieces.closing(b"}", ws_max, True))
-    if quoted:
-        return later, first | b.first_bytes_over(pieces.quote)
-    named = 1 << ord('"') if any_named else 0
-    return later, first | named | b.first_bytes_over(other)
+    if quoted or any_named:
+        first |= 1 << ord('"')
+    return later, first if quoted else first | b.first_bytes_over(other)
 
 
 def object_term(shape: ObjectShape) -> Any:
