@@ -76,6 +76,13 @@ class DecomposableBase:
     def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:
         raise NotImplementedError
 
+    def counted_after_prefix(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
+        """A lexeme then ``continuation`` taken apart after a one-byte prefix that a
+        counted lexeme follows (separators and a bounded string's quote): the prefix's
+        lexeme state, then the counted lexeme joined with ``continuation``; None for
+        every other lexeme."""
+        raise NotImplementedError
+
     def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
         raise NotImplementedError
 

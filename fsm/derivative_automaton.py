@@ -243,6 +243,12 @@ class DerivativeAutomaton(DecomposableBase):
             plain = self._plains[counted.unit, counted.close] = counted.plain
         return plain, counted.lo, counted.hi
 
+    def counted_after_prefix(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
+        """None: over object terms a bounded string behind a prefix is walked whole
+        (``compile_index`` builds JSON schemas, where such strings come from, as rows:
+        ``StoreAutomaton.counted_after_prefix``)."""
+        return None
+
     def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
         """None: over object terms a count met with a pattern is walked state by state
         (``compile_index`` builds JSON schemas, where such strings come from, as rows:

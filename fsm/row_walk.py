@@ -286,7 +286,9 @@ class RowWalker:
         # lexemes' walks in trie order, that walks within them are cut from
         self._ordered: dict[int, _LexemeWalk] = {}
         # their tokens within bounds, for this index
-        self._counted_selections: dict[tuple[Hashable, int, int], CountedSelection] = {}
+        self._counted_selections: dict[
+            tuple[Hashable, int, int, bytes | None], CountedSelection
+        ] = {}
         # big root walks that others are cut from by first byte, the latest first
         self._first_bytes: list[_FirstBytes] = []
 
@@ -487,7 +489,14 @@ class RowWalker:
             inside = self.parts.inside(lexeme, rest)
             if inside is not None:
                 return self._through_lexeme(nodes, inside[0], inside[1])
-            walked = self._root_walk(lexeme) if below is None else self._below_walk(nodes, lexeme)
+            prefixed = self.parts.counted_after_prefix(lexeme, rest)
+            if prefixed is not None:  # the count is walked below the prefix's ends
+                return self._through_lexeme(nodes, prefixed[0], prefixed[1])
+            if below is None:
+                walked = self._root_walk(lexeme)
+            else:
+                counted = self._counted_walk(lexeme, nodes)
+                walked = self._below_walk(nodes, lexeme) if counted is None else counted
             self._lexeme_walks[lexeme, below] = walked
         if isinstance(walked, (_CutWalk, _HeldWalk)):
             found = walked.blocks(rest)
@@ -694,7 +703,9 @@ class RowWalker:
             walked.tokens, walked.inverse, end_keys, walked.exits, mask, walked.nodes
         )
 
-    def _counted_walk(self, lexeme: int) -> _LexemeWalk | _HeldWalk | None:
+    def _counted_walk(
+        self, lexeme: int, nodes: np.ndarray = ROOT
+    ) -> _LexemeWalk | _HeldWalk | None:
         """The walk of a lexeme that repeats a unit a bounded number of times, read off
         the plain repetition's counted walk (``fsm.counted``): a token is kept when the
         units it begins fit the bounds, and leads to the lexeme state of its count.
@@ -706,8 +717,13 @@ class RowWalker:
         were filtered out of the plain string's tens of thousands one by one. Bounds
         past the longest token's units select what they would at that length, so they
         are clamped there. Each row numbers the states its counts lead to, their terms
-        built only for the one a step takes (``counted_states``)."""
-        counted = self._counted_parts(lexeme)
+        built only for the one a step takes (``counted_states``).
+
+        Below ``nodes`` (where a prefix ends: a bounded string's quote, the whitespace
+        before it) the walk is the same with every count starting there, kept by the
+        vocabulary per set of nodes. None as well when the nodes' subtrees nest (a
+        token would be counted from two of them)."""
+        counted = self._counted_parts(lexeme, nodes)
         if counted is None:
             return None
         _, base, selected, ends = counted
@@ -720,7 +736,7 @@ class RowWalker:
         )
 
     def _counted_parts(
-        self, lexeme: int
+        self, lexeme: int, nodes: np.ndarray = ROOT
     ) -> tuple[Hashable, CountedWalk, CountedSelection, np.ndarray] | None:
         """For a lexeme that repeats a unit ``lo..hi`` times (``_counted_walk``): the
         plain repetition (as a key), its counted walk, the selection of its tokens
@@ -732,12 +748,17 @@ class RowWalker:
         if counting is None:
             return None
         plain, lo, hi = counting
-        base = self._counted_base(plain)
+        starts = nodes
+        if nodes is not ROOT:
+            starts = np.unique(nodes)
+            if np.any(self.trie.ends[starts[:-1]] > starts[1:]):
+                return None  # a subtree inside another's
+        base = self._counted_base(plain, starts)
         if base is None:
             return None
         most = base.most_units
         top = most if hi is None else min(hi, most)
-        selected = self._counted_selection(plain, base, min(lo, most + 1), top)
+        selected = self._counted_selection(plain, base, min(lo, most + 1), top, starts)
         ends = _filled(len(base.code_kinds), DEAD)  # a code not selected is never read
         ends[selected.exit_codes] = self.parts.exit_state
         ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
@@ -850,16 +871,17 @@ class RowWalker:
         return walked
 
     def _counted_selection(
-        self, plain: Hashable, base: CountedWalk, lo: int, top: int
+        self, plain: Hashable, base: CountedWalk, lo: int, top: int, starts: np.ndarray
     ) -> CountedSelection:
-        """The tokens of ``base`` whose units fit ``lo..top``: those ending inside the
-        lexeme with at most ``top`` units begun, those ending it after ``lo..top``
-        (kept by the index, and by the vocabulary for the next index over it)."""
-        key = (plain, lo, top)
+        """The tokens of ``base`` (walked below ``starts``) whose units fit ``lo..top``:
+        those ending inside the lexeme with at most ``top`` units begun, those ending it
+        after ``lo..top`` (kept by the index, and by the vocabulary for the next index
+        over it)."""
+        key = (plain, lo, top, None if starts is ROOT else starts.tobytes())
         known = self._counted_selections.get(key)
         if known is not None:
             return known
-        shared_key = ("counted selection", plain, lo, top)
+        shared_key = ("counted selection", *key)
         cached = None if self.shared is None else self.shared.get(shared_key)
         if isinstance(cached, CountedSelection):
             self._counted_selections[key] = cached
@@ -889,24 +911,29 @@ class RowWalker:
             self.shared.put(shared_key, selected)
         return selected
 
-    def _counted_base(self, plain: Hashable) -> CountedWalk | None:
-        """The walk of the plain repetition ``plain`` with each token's units, kept by
-        the vocabulary (one kernel walk over its unit automaton times a count)."""
+    def _counted_base(self, plain: Hashable, starts: np.ndarray = ROOT) -> CountedWalk | None:
+        """The walk of the plain repetition ``plain`` below ``starts`` (sorted, their
+        subtrees apart) with each token's units, kept by the vocabulary (one kernel
+        walk over its unit automaton times a count)."""
         assert self.parts is not None
-        key = ("counted", plain)
+        key: Hashable = ("counted", plain)
+        if starts is not ROOT:
+            key = ("counted", plain, starts.tobytes())
         if key in self._counted_bases:
             return self._counted_bases[key]
         known = None if self.shared is None else self.shared.get(key)
         walked = known if isinstance(known, CountedWalk) else None
         units = None if walked is not None else self.parts.unit_automaton(plain)
         if units is not None:
-            walked = self._counted_of(units[0], units[1])
+            walked = self._counted_of(units[0], units[1], starts)
             if self.shared is not None:
                 self.shared.put(key, walked)
         self._counted_bases[key] = walked
         return walked
 
-    def _counted_of(self, table: np.ndarray, partials: tuple[Hashable, ...]) -> CountedWalk:
+    def _counted_of(
+        self, table: np.ndarray, partials: tuple[Hashable, ...], starts: np.ndarray
+    ) -> CountedWalk:
         """The counted walk over the unit automaton ``table`` (``fsm.counted``): one
         kernel walk of its product with a count, each token's end coded
         ``kind * width + count`` (every end of the lexeme alike), and the masks by
@@ -917,8 +944,8 @@ class RowWalker:
         tokens, ends, exits, exit_states = walk_trie(
             counting,
             row_of,
-            ROOT,
-            np.zeros(1, np.int32),
+            starts,
+            np.zeros(len(starts), np.int32),
             trie.labels,
             trie.depths,
             trie.ends,

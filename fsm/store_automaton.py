@@ -108,6 +108,7 @@ class StoreAutomaton(DecomposableBase):
         self._joins: dict[tuple[int, int], int] = {}
         self._pending_joins: dict[int, tuple[int, int]] = {}
         self._inside_pairs: dict[tuple[int, int], tuple[int, int]] = {}
+        self._prefixed_counts: dict[tuple[int, int], tuple[int, int]] = {}
         self._branches: dict[int, tuple[int, ...] | None] = {}
         self._branch_parts: dict[int, tuple[int | tuple[int, int], ...] | None] = {}
         self._unions: dict[tuple[int | tuple[int, int], ...], int] = {}
@@ -335,6 +336,20 @@ class StoreAutomaton(DecomposableBase):
             after = self.store.cat(found[1], self._row(continuation))
             rest = self.exit_state if after == EPS else self._intern(after)
             pair = self._inside_pairs[key] = self._intern(found[0]), rest
+        return pair
+
+    def counted_after_prefix(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
+        """``DecomposableBase.counted_after_prefix`` (``store_counted.counted_after_prefix_in``):
+        the prefix's state, then the join of the counted lexeme and ``continuation``."""
+        row = self._rows[lexeme_state]  # a pending state (a prefix, a count) is none
+        found = None if row == _PENDING else self._splitter.counted_after_prefix(row)
+        if found is None:
+            return None
+        key = lexeme_state, continuation
+        pair = self._prefixed_counts.get(key)
+        if pair is None:
+            counted = self.join(self._intern(found[1]), continuation)
+            pair = self._prefixed_counts[key] = self._intern(found[0]), counted
         return pair
 
     def counting(self, lexeme_state: int) -> tuple[Hashable, int, int | None] | None:

@@ -11,6 +11,7 @@ automaton over rows (``fsm.store_automaton``) as it counts the objects'.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -87,6 +88,46 @@ def _head_and_close(store: TermStore, row: int, head_kind: int) -> tuple[int, in
     if store.kinds[head] != head_kind or store.kinds[close] != KIND_BYTES:
         return None
     return head, close
+
+
+def counted_after_prefix_in(
+    store: TermStore, row: int, separator_alphabet: Callable[[int], int | None]
+) -> tuple[int, int] | None:
+    """``(P, K)`` with ``row == P K`` (as languages) when the lexeme ``row`` is one byte
+    ``q`` (after separators maybe) and then a lexeme that counts (``counted_form_in``): a
+    JSON string with ``minLength``/``maxLength``, and the whitespace before it where a
+    value starts. ``P`` is the lexeme of the separators then ``q``, ``K`` the counted
+    lexeme after ``q``; None for any other row.
+
+    Walked whole, such a lexeme is a new one for each bound, and its walk expanded a
+    state per character count below every token's quote (``fsm.row_walk``); taken
+    apart, ``P`` is every string's, and ``K`` is counted below ``P``'s ends.
+    ``separator_alphabet`` gives a separator item's bytes (None: not a separator); ``P``
+    is prefix-free because ``q`` is none of them."""
+    if store.kinds[row] != KIND_LEXEME:
+        return None
+    items = store.chain(store.first[row])
+    quoted, before = row, items[:0]
+    if store.kinds[items[-1]] == KIND_LEXEME:  # separators, then the quoted lexeme
+        quoted, before = items[-1], items[:-1]
+    head = store.chain(store.first[quoted])[0]
+    if store.kinds[head] != KIND_BYTES:
+        return None
+    mask = store.masks[store.first[head]]
+    if mask & (mask - 1):  # more than one byte: each may lead elsewhere
+        return None
+    used = 0
+    for item in before:
+        alphabet = separator_alphabet(item)
+        if alphabet is None:
+            return None
+        used |= alphabet
+    if used & mask:
+        return None
+    counted = store.derivative(quoted, mask.bit_length() - 1)
+    if counted_form_in(store, counted) is None:
+        return None
+    return store.lexeme(store.cat_items([*before, head])), counted
 
 
 def counted_meet_in(store: TermStore, row: int) -> tuple[int, int] | None:

@@ -27,6 +27,7 @@ from fsm.decompose import (
     SEPARATOR_BUDGET,
     SEPARATOR_WHITESPACE,
 )
+from fsm.store_counted import counted_after_prefix_in
 from fsm.term_store import (
     EMPTY,
     EPS,
@@ -71,6 +72,7 @@ class StoreSplits:
         self.counted_meets: dict[int, tuple[int, int] | None] = {}
         self.closings: dict[int, int] = {}
         self.meets: dict[tuple[int, int], int | None] = {}
+        self.counted_prefixes: dict[int, tuple[int, int] | None] = {}
 
     # ------------------------------------------------------------------ items
 
@@ -239,6 +241,12 @@ class StoreSplits:
                 mask |= part
             return mask
         return None
+
+    def counted_after_prefix(self, row: int) -> tuple[int, int] | None:
+        """``store_counted.counted_after_prefix_in`` of the lexeme ``row``, memoised."""
+        if row not in self.counted_prefixes:
+            self.counted_prefixes[row] = counted_after_prefix_in(self.store, row, self.alphabet)
+        return self.counted_prefixes[row]
 
     def nested_split(self, head: int) -> tuple[int, int] | None:
         """``(inner, after)`` when ``head`` is a plain lexeme whose item is a lexeme

@@ -9,8 +9,12 @@ every valid instance's SmolLM2 tokens are read by two indexes over the schema's 
 expanding every state (``share_lexemes=False``). Their masks and verdicts must agree at
 every token. Prints the counts and the schemas that differ; exits 1 when one does.
 
+With ``--any-length``, every schema that bounds a string's length is read the same way:
+a bounded string where a value starts is counted below its whitespace and quote
+(``StoreAutomaton.counted_after_prefix``, seventy-ninth session).
+
     PYTHONPATH=. .venv/bin/python scripts/check_meet_walks.py \\
-        ../shared/data/maskbench-dev.jsonl.gz [--stride 1]
+        ../shared/data/maskbench-dev.jsonl.gz [--stride 1] [--any-length]
 """
 
 from __future__ import annotations
@@ -44,6 +48,17 @@ def counts_beside_a_pattern(node: Any) -> bool:
     return any(counts_beside_a_pattern(value) for value in node.values())
 
 
+def bounds_a_length(node: Any) -> bool:
+    """Whether some schema object in ``node`` bounds a string's length."""
+    if isinstance(node, list):
+        return any(bounds_a_length(item) for item in node)
+    if not isinstance(node, dict):
+        return False
+    return any(key in node for key in LENGTHS) or any(
+        bounds_a_length(value) for value in node.values()
+    )
+
+
 def differs(schema: object, tokens: list[int], vocabulary: Vocabulary) -> tuple[bool, int]:
     """Whether the two indexes read ``tokens`` otherwise (mask or verdict), and how
     many pairs the index taking states apart met (``StoreAutomaton.meet``)."""
@@ -71,14 +86,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="a MaskBench-style .jsonl.gz file")
     parser.add_argument("--stride", type=int, default=1, help="every n-th such schema")
+    parser.add_argument(
+        "--any-length", action="store_true", help="every schema that bounds a string's length"
+    )
     args = parser.parse_args()
+    chosen = bounds_a_length if args.any_length else counts_beside_a_pattern
     tokenizer = load_default_tokenizer()
     vocabulary = Vocabulary.from_tokenizer(tokenizer)
     checked = refused = instances = tokens_read = pairs_met = 0
     other: list[str] = []
     with gzip.open(args.data, "rt", encoding="utf-8") as lines:
         rows = [json.loads(line) for line in lines]
-    selected = [row for row in rows if counts_beside_a_pattern(row["schema"])]
+    selected = [row for row in rows if chosen(row["schema"])]
     for row in selected[:: args.stride]:
         valid = [test["data"] for test in row["tests"] if test["valid"]]
         try:
@@ -96,7 +115,8 @@ def main() -> None:
             if other_reading:
                 other.append(row["name"])
                 break
-    print(f"{len(selected)} schemas with a count beside a pattern; {checked} checked")
+    what = "a bounded string" if args.any_length else "a count beside a pattern"
+    print(f"{len(selected)} schemas with {what}; {checked} checked")
     print(f"({refused} refused), {instances} instances, {tokens_read} tokens")
     print(f"pairs met by the walks taking states apart: {pairs_met}")
     print(f"read otherwise: {len(other)}")

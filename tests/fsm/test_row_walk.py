@@ -1552,6 +1552,43 @@ def test_counts_met_with_a_pattern_walk_as_the_plain_walk(smol_tokenizer, smol_v
     assert_same_walks(fast, plain, seed=len(name), steps=12)
 
 
+BOUNDED_VALUES = {
+    "array of short strings": {"type": "array", "items": {"type": "string", "maxLength": 3}},
+    "bounded values": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "minLength": 2, "maxLength": 5},
+            "note": {"type": "string", "maxLength": 12},
+        },
+        "required": ["code"],
+    },
+    "bounded string or number": {
+        "anyOf": [{"type": "string", "minLength": 1, "maxLength": 4}, {"type": "number"}]
+    },
+}
+BOUNDED_INSTANCES = {
+    "array of short strings": ["a", "bc", "def", ""],
+    "bounded values": {"code": "ab", "note": "hello world"},
+    "bounded string or number": "abcd",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDED_VALUES))
+def test_bounded_strings_counted_below_their_quote_walk_as_plain_rows(
+    smol_tokenizer, smol_vocab, name
+):
+    """A bounded string where a value starts is counted below its whitespace and quote
+    (``StoreAutomaton.counted_after_prefix``, ``RowWalker._counted_walk`` below nodes):
+    over SmolLM2's vocabulary, where tokens such as ``' "'`` and ``'",'`` cross the
+    quotes, the rows taken apart allow what the plain rows allow at every step of
+    random walks (which fill the strings to their bounds) and along an instance."""
+    fast, plain = rows_pair(BOUNDED_VALUES[name], smol_vocab)
+    assert_same_walks(fast, plain, seed=len(name), steps=40)
+    text = json.dumps(BOUNDED_INSTANCES[name])
+    fast, plain = rows_pair(BOUNDED_VALUES[name], smol_vocab)
+    assert_same_along(fast, plain, smol_tokenizer.encode(text, add_special_tokens=False))
+
+
 CROSSING_TOKENS = [
     *(bytes((byte,)) for byte in b'abcxyz-019."[],'),
     *(bytes((byte,)) for byte in "é".encode()),

@@ -16,12 +16,14 @@ from fsm.json_schema.json_text import JSON_CHAR, QUOTE, string_of
 from fsm.json_schema.strings import strings_in
 from fsm.store_counted import (
     CountedRow,
+    counted_after_prefix_in,
     counted_form_in,
     counted_meet_in,
     met_in,
     plain_form_in,
     unit_automaton_in,
 )
+from fsm.store_decompose import StoreSplits
 from fsm.term_builder import StoredTerms
 from fsm.term_store import EPS, KIND_LEXEME, TermStore
 from fsm.terms import Term, alt, byte_set, derivative, literal, repeat
@@ -128,3 +130,60 @@ def test_a_count_met_with_a_pattern_is_the_meet_of_its_members(spec, texts) -> N
             assert after is not None
             both = store.matches(first, rest) and store.matches(second, rest)
             assert store.matches(after, rest) == both
+
+
+def value_lexeme(store: TermStore, value: object) -> int:
+    """The lexeme a row reads where the value of ``{"a": value}`` starts: its whitespace
+    and the value's first lexeme (``StoreSplits.split_lexeme``)."""
+    root = schema_term_in(strings_in(StoredTerms(store)), {"properties": {"a": value}})
+    row = root
+    for byte in b'{"a":':
+        row = store.derivative(row, byte)
+    split = StoreSplits(store).split_lexeme(row)
+    assert split is not None
+    return split[0]
+
+
+_VALUE_TEXTS = st.builds(
+    lambda space, text, tail: space.encode() + json.dumps(text).encode()[: len(text) + 2 - tail],
+    st.sampled_from(["", " ", "\n", "\n  ", "  "]),
+    st.text(alphabet='ab"\\\u00e9', max_size=7),
+    st.integers(0, 2),
+)
+
+
+@pytest.mark.parametrize(("lo", "hi"), BOUNDS)
+@given(texts=st.lists(_VALUE_TEXTS, min_size=1, max_size=8))
+def test_a_bounded_value_is_its_prefix_then_its_count(lo: int, hi: int | None, texts) -> None:
+    """Where a bounded string value starts, the lexeme of its whitespace and string is
+    taken apart into the whitespace and quote, then the counted rest
+    (``counted_after_prefix_in``), and the two in turn read the same texts."""
+    store = TermStore()
+    spec: dict[str, object] = {"type": "string", "minLength": lo}
+    if hi is not None:
+        spec["maxLength"] = hi
+    lexeme = value_lexeme(store, spec)
+    found = counted_after_prefix_in(store, lexeme, StoreSplits(store).alphabet)
+    assert found is not None
+    prefix, counted = found
+    assert counted_form_in(store, counted) is not None
+    assert store.kinds[prefix] == KIND_LEXEME
+    for text in texts:
+        assert store.matches(store.cat(prefix, counted), text) == store.matches(lexeme, text)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"type": "string"}, {"type": "integer"}, {"enum": ["ab", "cd"]}],
+    ids=["unbounded string", "number", "enum"],
+)
+def test_only_a_count_behind_a_prefix_is_taken_apart(value: object) -> None:
+    """A string without bounds (walked whole, its walk shared by every schema), a
+    number and an enum have no count behind a prefix; nor has a count itself."""
+    store = TermStore()
+    lexeme = value_lexeme(store, value)
+    assert counted_after_prefix_in(store, lexeme, StoreSplits(store).alphabet) is None
+    bounded = value_lexeme(store, {"type": "string", "maxLength": 3})
+    found = counted_after_prefix_in(store, bounded, StoreSplits(store).alphabet)
+    assert found is not None
+    assert counted_after_prefix_in(store, found[1], StoreSplits(store).alphabet) is None
