@@ -17,6 +17,7 @@ from fsm.json_schema.json_text import JsonText
 from fsm.regex import json_string_encoding, search_in
 from fsm.term_builder import TermBuilder
 from fsm.terms import Term
+from fsm.unicode import Ranges
 
 T = TypeVar("T")
 
@@ -39,18 +40,31 @@ def count(value: object, default: int | None) -> int | None:
 class StringTerms(Generic[T]):
     """String terms built by ``formats``' builder, patterns kept per builder (the
     last 256: schemas repeat patterns, and a kept term keeps its derivatives, bounded
-    by its automaton, for the next schema)."""
+    by its automaton, for the next schema), and the encodings of the character classes
+    and characters patterns read (the last 1,024: every pattern spells letters and
+    classes others spelled, and a class's encoding costs tens of µs to build)."""
 
     def __init__(self, formats: FormatTerms[T]) -> None:
         self.formats = formats
         self.pieces: JsonText[T] = formats.pieces
         self.terms = formats.terms
         self.pattern_content: Callable[[str], T] = lru_cache(maxsize=256)(self._pattern)
+        self._class_term: Callable[[tuple[tuple[int, int], ...]], T] = lru_cache(maxsize=1024)(
+            self._encoded_class
+        )
 
     def _pattern(self, pattern: str) -> T:
         """Encoded string contents in which ``pattern`` finds a match (ECMA
         ``search``)."""
-        return search_in(self.terms, pattern, json_string_encoding)
+        return search_in(self.terms, pattern, self._encoded)
+
+    def _encoded(self, terms: TermBuilder[T], ranges: Ranges) -> T:
+        """``json_string_encoding`` of ``ranges`` by this builder, kept."""
+        assert terms is self.terms
+        return self._class_term(tuple(ranges))
+
+    def _encoded_class(self, ranges: tuple[tuple[int, int], ...]) -> T:
+        return json_string_encoding(self.terms, list(ranges))
 
     def string_term(self, node: dict, refuse: Refuse) -> T:
         """The JSON strings meeting the string keywords of ``node``."""

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 import fsm
 from fsm.automaton import DEAD
 from fsm.derivative_automaton import DerivativeAutomaton
-from fsm.regex import json_string_encoding, regex_term, search_term
+from fsm.regex import json_string_encoding, regex_term, search_in, search_term
+from fsm.term_builder import OBJECT_TERMS
+from fsm.unicode import complement_ranges
 
 ALPHABET = ["a", "b", "c", "é", "日", "😀", "."]
 
@@ -160,3 +162,23 @@ def test_a_constraint_matching_nothing_is_refused_at_compile_time():
         fsm.compile_index(
             fsm.JsonSchema({"type": "string", "minLength": 3, "maxLength": 1}), vocabulary
         )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "asked"),
+    [("^ab$", 0), ("^a$|^b$", 0), ("ab", 1), ("^a|b$", 1), ("^a$|b", 1)],
+)
+def test_any_character_is_encoded_only_for_an_unanchored_branch(pattern: str, asked: int) -> None:
+    """``search_in`` encodes "any character" (every code point, the most a pattern
+    builds) only when a branch is unanchored, and once for all such branches."""
+    everything = complement_ranges([])
+    met = []
+
+    def encoder(terms, ranges):
+        if ranges == everything:
+            met.append(ranges)
+        return json_string_encoding(terms, ranges)
+
+    term = search_in(OBJECT_TERMS, pattern, encoder)
+    assert len(met) == asked
+    assert term == search_term(pattern, encode_char=json_string_encoding)
