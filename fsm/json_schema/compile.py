@@ -179,6 +179,15 @@ class SchemaCompiler(Generic[T]):
             f"ignoring unsupported JSON schema keyword {keyword!r} {where}: {detail}", stacklevel=2
         )
 
+    def _refuse_refused(self, node: dict, pointer: str) -> None:
+        """Refuses the keywords of ``node`` that are never compiled (``REFUSED``), in
+        the schema's order: the first is the one an ``UnsupportedSchema`` names, the
+        same in every run (a set's order follows the strings' hashes, which change
+        from one process to the next)."""
+        for keyword in node:
+            if keyword in REFUSED:
+                self._refuse(keyword, "", pointer)
+
     def _node_term(self, node: object, pointer: str, closed: bool = False) -> T:
         if node is True:
             return self.any
@@ -188,8 +197,7 @@ class SchemaCompiler(Generic[T]):
             raise InvalidSpec(f"the schema at '#{pointer}' is not an object or a boolean")
         if self._ignored.intersection(node):
             node = {k: v for k, v in node.items() if k not in self._ignored}
-        for keyword in REFUSED.intersection(node):
-            self._refuse(keyword, "", pointer)
+        self._refuse_refused(node, pointer)
         parts: list[T] = []
         if isinstance(node.get("$ref"), str) and self.draft <= 7:
             return self.term_at(self.refs.resolve(node["$ref"], pointer), closed)

@@ -753,6 +753,19 @@ def test_unsupported_refs_and_keywords_name_the_keyword() -> None:
         assert matches(schema_term({"unevaluatedItems": False}, strict=False), b"[1]")
 
 
+@pytest.mark.parametrize(
+    "keywords", [("unevaluatedItems", "$dynamicRef"), ("$dynamicRef", "unevaluatedItems")]
+)
+def test_a_node_with_several_refused_keywords_names_its_first(keywords) -> None:
+    """The keyword an ``UnsupportedSchema`` names is the node's first refused one, in
+    the schema's order: a set's order follows the strings' hashes, which change from
+    one process to the next, so the same schema named either keyword run to run."""
+    schema = {keyword: False if keyword == "unevaluatedItems" else "#meta" for keyword in keywords}
+    with pytest.raises(fsm.UnsupportedSchema) as error:
+        schema_term(schema)
+    assert error.value.keyword == keywords[0]
+
+
 def test_draft_keywords_missing_from_old_drafts_are_annotations() -> None:
     draft4 = {
         "$schema": "http://json-schema.org/draft-04/schema#",
