@@ -121,9 +121,13 @@ class SplitMemo:
 def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term] | None:
     """``(head, rest)`` with ``term == cat(head, rest)`` and ``head`` a lexeme or a head
     that may end (see the module docstring), or None. A thunk that opens in place at
-    the head is read as its body (``opened_in_place``)."""
+    the head is read as its body (``opened_in_place``), and so is a thunk alone or at
+    the head whose body is a concatenation (``_head_body_spelled``)."""
     if isinstance(term, Lexeme):
         return term, EPS
+    if isinstance(term, Thunk):  # a thunk is its body
+        body = term.body()
+        return split_lexeme(body, memo) if isinstance(body, Cat) else None
     if not isinstance(term, Cat):
         return None
     items = term.items
@@ -133,9 +137,24 @@ def split_lexeme(term: Term, memo: SplitMemo | None = None) -> tuple[Term, Term]
     if term in memo.splits:
         return memo.splits[term]
     opened = opened_in_place(term)
+    if opened is term:
+        opened = _head_body_spelled(term)
     split = _split_after_separators(term, memo) if opened is term else split_lexeme(opened, memo)
     memo.splits[term] = split
     return split
+
+
+def _head_body_spelled(term: Cat) -> Term:
+    """``term`` with the thunk at its head replaced by its body when that body is a
+    concatenation, else ``term`` itself: an object's body after a value (``, ws "``
+    then the keys left, or ``ws }``) heading the text after the object splits as that
+    text spelled out, where the thunk unsplit was expanded whole. The same language: a
+    thunk is its body."""
+    head = term.items[0]
+    if not isinstance(head, Thunk):
+        return term
+    body = head.body()
+    return cat(body, term.rest()) if isinstance(body, Cat) else term
 
 
 def opened_in_place(term: Term) -> Term:

@@ -111,11 +111,14 @@ class StoreSplits:
 
     def split_lexeme(self, row: int) -> tuple[int, int] | None:
         """``(head, rest)`` with ``row == cat(head, rest)`` and ``head`` a lexeme or a
-        head that may end, a thunk that opens in place at the head read as its body
+        head that may end, a thunk that opens in place at the head, or a thunk alone or
+        at the head whose body is a concatenation, read as its body
         (``fsm.decompose.split_lexeme``), or None."""
         store = self.store
         if self.is_lexeme(row):
             return row, EPS
+        if store.kinds[row] == KIND_THUNK:
+            return self._body_split(row)
         if store.kinds[row] != KIND_CAT:
             return None
         if self.is_lexeme(store.first[row]):
@@ -123,8 +126,31 @@ class StoreSplits:
         if row in self.splits:
             return self.splits[row]
         opened = self.opened_in_place(row)
+        if opened == row:
+            opened = self._head_body_spelled(row)
         split = self._split_after_separators(row) if opened == row else self.split_lexeme(opened)
         self.splits[row] = split
+        return split
+
+    def _head_body_spelled(self, row: int) -> int:
+        """``fsm.decompose._head_body_spelled``: ``row`` with the thunk at its head read
+        as its body (built if need be) when that body is a concatenation."""
+        store = self.store
+        head = store.first[row]
+        if store.kinds[head] != KIND_THUNK:
+            return row
+        body = store.body(head)
+        return store.cat(body, store.second[row]) if store.kinds[body] == KIND_CAT else row
+
+    def _body_split(self, thunk: int) -> tuple[int, int] | None:
+        """The split of a thunk's body when that body is a concatenation (built if need
+        be), as ``fsm.decompose.split_lexeme`` splits a thunk: an object's body after a
+        value with a required key still to come is ``, ws "`` then the keys left."""
+        if thunk in self.splits:
+            return self.splits[thunk]
+        body = self.store.body(thunk)
+        split = self.split_lexeme(body) if self.store.kinds[body] == KIND_CAT else None
+        self.splits[thunk] = split
         return split
 
     def opened_in_place(self, row: int) -> int:

@@ -19,7 +19,7 @@ from fsm.schema_rows import SchemaRows
 from fsm.specs import JsonSchema
 from fsm.store_decompose import StoreSplits, may_hold_lexemes_in
 from fsm.term_store import EMPTY, TermStore
-from fsm.terms import Term
+from fsm.terms import Lexeme, Term, matches
 from fsm.token_index import TokenIndex
 from tests.fsm.test_schema_compile_in_store import MASKBENCH, SCHEMAS, texts_of
 from tests.fsm.test_schema_rows import BYTES
@@ -175,6 +175,60 @@ def test_object_members_that_start_with_a_key_are_left_unbuilt() -> None:
         found = splits.branches_unbuilt(store.load(term)) or ()
         pairs += sum(1 for branch in found if not isinstance(branch, int))
     assert pairs > 10
+
+
+REQUIRED_PAIR = {
+    "type": "object",
+    "properties": {
+        "outer": {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "required": ["a", "b"],
+            "additionalProperties": False,
+        },
+        "c": {"type": "string"},
+    },
+    "required": ["outer", "c"],
+    "additionalProperties": False,
+}
+"""Closed objects with every key required: after a value the body is one concatenation
+(open objects offer other keys there, a union whose branches split already)."""
+
+
+REQUIRED_PAIR_TEXT = b'{"outer":{"a":"x","b":"y"},"c":"z"}'
+
+
+@pytest.mark.parametrize(
+    ("read", "opening"),
+    [
+        (b'{"outer":{"a":"x"', b","),  # the inner body, a key required still: `, "` then keys
+        (b'{"outer":{"a":"x","b":"y"', b"}"),  # the inner body ahead of the outer rest
+        (b'{"outer":{"a":"x","b":"y"},"c":"z"', b"}"),  # the outer body alone
+    ],
+)
+def test_an_object_body_after_a_value_splits_as_its_body(read: bytes, opening: bytes) -> None:
+    """Where a value ends, the state is an object's body (a thunk), alone or ahead of
+    the text after the object. That body is a concatenation (``, ws "`` then the keys
+    left; ``ws }``), so the state splits as the body spelled out: a lexeme of the
+    separators first, both ways alike, and exactly. The row below a value's closing
+    bytes then walks that lexeme, where the thunk unsplit was expanded whole."""
+    term = schema_term(REQUIRED_PAIR, whitespace_max=1)
+    state = dict(states_along(term, REQUIRED_PAIR_TEXT))
+    reached = next(
+        s
+        for s, left in state.items()
+        if REQUIRED_PAIR_TEXT.endswith(left) and len(REQUIRED_PAIR_TEXT) - len(left) == len(read)
+    )
+    found = split_lexeme(reached)
+    assert found is not None, reached
+    head, _ = found
+    assert isinstance(head, Lexeme), head
+    assert matches(head, opening) or matches(head, opening + b'"'), head
+    assert_taken_apart_alike([reached])
+    assert (
+        assert_splits_are_exact(term, [REQUIRED_PAIR_TEXT, REQUIRED_PAIR_TEXT.replace(b",", b", ")])
+        > 0
+    )
 
 
 NESTED = {
