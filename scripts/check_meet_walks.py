@@ -11,10 +11,12 @@ every token. Prints the counts and the schemas that differ; exits 1 when one doe
 
 With ``--any-length``, every schema that bounds a string's length is read the same way:
 a bounded string where a value starts is counted below its whitespace and quote
-(``StoreAutomaton.counted_after_prefix``, seventy-ninth session).
+(``StoreAutomaton.counted_after_prefix``, seventy-ninth session). With
+``--every-schema``, every schema is: states split wherever a value ends (an object's
+body read as its body spelled out, eightieth session) are in every object.
 
     PYTHONPATH=. .venv/bin/python scripts/check_meet_walks.py \\
-        ../shared/data/maskbench-dev.jsonl.gz [--stride 1] [--any-length]
+        ../shared/data/maskbench-dev.jsonl.gz [--stride 1] [--any-length | --every-schema]
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ def bounds_a_length(node: Any) -> bool:
     )
 
 
+def every_schema(node: Any) -> bool:
+    """Every schema is chosen."""
+    return True
+
+
 def differs(schema: object, tokens: list[int], vocabulary: Vocabulary) -> tuple[bool, int]:
     """Whether the two indexes read ``tokens`` otherwise (mask or verdict), and how
     many pairs the index taking states apart met (``StoreAutomaton.meet``)."""
@@ -86,11 +93,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="a MaskBench-style .jsonl.gz file")
     parser.add_argument("--stride", type=int, default=1, help="every n-th such schema")
-    parser.add_argument(
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument(
         "--any-length", action="store_true", help="every schema that bounds a string's length"
     )
+    choice.add_argument("--every-schema", action="store_true", help="every schema")
     args = parser.parse_args()
-    chosen = bounds_a_length if args.any_length else counts_beside_a_pattern
+    chosen = (
+        every_schema
+        if args.every_schema
+        else bounds_a_length
+        if args.any_length
+        else counts_beside_a_pattern
+    )
     tokenizer = load_default_tokenizer()
     vocabulary = Vocabulary.from_tokenizer(tokenizer)
     checked = refused = instances = tokens_read = pairs_met = 0
@@ -115,8 +130,14 @@ def main() -> None:
             if other_reading:
                 other.append(row["name"])
                 break
-    what = "a bounded string" if args.any_length else "a count beside a pattern"
-    print(f"{len(selected)} schemas with {what}; {checked} checked")
+    what = (
+        ""
+        if args.every_schema
+        else " with a bounded string"
+        if args.any_length
+        else " with a count beside a pattern"
+    )
+    print(f"{len(selected)} schemas{what}; {checked} checked")
     print(f"({refused} refused), {instances} instances, {tokens_read} tokens")
     print(f"pairs met by the walks taking states apart: {pairs_met}")
     print(f"read otherwise: {len(other)}")
