@@ -11,8 +11,13 @@ string in an array), after a colon, after ``,``, ``[`` or ``{``, at a string val
 start, inside a string, elsewhere. ``--leave-out`` groups apart the schemas whose name
 holds a text (``notnames9``: its liveness searches take seconds alone).
 
+With ``--against llguidance`` the same process also walks each instance with llguidance
+(each step: its mask, then the token consumed), right after ours, and a second table
+gives by place the steps of the instances both walked to their end: how long each
+took in all and at the median, and by how much ours exceeds it (``gaps``).
+
     .venv/bin/python benchmarks/slow_steps.py [--sample 200] [--above 163]
-        [--leave-out notnames9] [--collector]
+        [--leave-out notnames9] [--collector] [--against llguidance]
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ import gc
 import time
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from _common import command_line, fmt, markdown_table, percentile, run_header
-from fsm_compile import _encode, _tokenizer, maskbench_sample
+from cold_masks import _peer_step
+from fsm_compile import ADAPTERS, _encode, _tokenizer, maskbench_sample
 
 import fsm
 
@@ -59,12 +66,25 @@ def place(tail: str, in_string: bool) -> str:
     return PLACES[5]
 
 
-def walk_sample(sample: int, collector: bool) -> list[tuple[float, str, str]]:
-    """Every step of the sample: (µs, schema name, place)."""
+Step = tuple[float, str, str]
+"""A step: (µs, schema name, place)."""
+
+Pair = tuple[float, float, str]
+"""A step walked by both engines: (ours' µs, the peer's µs, place)."""
+
+
+def walk_sample(
+    sample: int, collector: bool, against: str | None = None
+) -> tuple[list[Step], list[Pair]]:
+    """Every step of ours over the sample, and with ``against`` (a peer of
+    ``fsm_compile.ADAPTERS``) the steps of the instances both walked to their end,
+    paired."""
     tokenizer = _tokenizer()
     vocabulary = fsm.Vocabulary.from_tokenizer(tokenizer)
+    peer = None if against is None else ADAPTERS[against](tokenizer)
     gc.freeze()  # the start-up heap: each walk's collection then scans only what is new
-    steps: list[tuple[float, str, str]] = []
+    steps: list[Step] = []
+    pairs: list[Pair] = []
     for entry in maskbench_sample(sample):
         for test in (t for t in entry["tests"] if t["valid"]):
             tokens = _encode(tokenizer, test["data"], "json")
@@ -73,18 +93,49 @@ def walk_sample(sample: int, collector: bool) -> list[tuple[float, str, str]]:
             if not collector:
                 gc.disable()
             try:
-                index = fsm.compile_index(fsm.JsonSchema(entry["schema"]), vocabulary)
-                state = index.initial_state
-                for token, where in zip(tokens, places):
-                    start = time.perf_counter_ns()
-                    index.bitmask(state)
-                    state = index.next_state(state, token)
-                    steps.append(((time.perf_counter_ns() - start) / 1e3, entry["name"], where))
-            except fsm.FsmError:
-                pass
+                ours = _walk_ours(entry["schema"], tokens, vocabulary)
+                theirs = None if peer is None else _walk_peer(peer, entry["schema"], tokens)
             finally:
                 gc.enable()
-    return steps
+            steps.extend((micros, entry["name"], where) for micros, where in zip(ours, places))
+            if theirs is not None and len(ours) == len(theirs) == len(tokens):
+                pairs.extend(zip(ours, theirs, places))
+    return steps, pairs
+
+
+def _walk_ours(schema: object, tokens: list[int], vocabulary: fsm.Vocabulary) -> list[float]:
+    """µs per step (the mask, then the token taken) until the end or a refusal."""
+    found: list[float] = []
+    try:
+        index = fsm.compile_index(fsm.JsonSchema(schema), vocabulary)
+        state = index.initial_state
+        for token in tokens:
+            start = time.perf_counter_ns()
+            index.bitmask(state)
+            state = index.next_state(state, token)
+            found.append((time.perf_counter_ns() - start) / 1e3)
+            if state < 0:
+                break
+    except fsm.FsmError:
+        pass
+    return found
+
+
+def _walk_peer(peer: Any, schema: object, tokens: list[int]) -> list[float] | None:
+    """The peer's µs per step, as ``cold_masks.py`` times them; None when it refuses
+    the schema."""
+    try:
+        handle = peer.compile("json", schema, "default")
+    except Exception:  # noqa: BLE001 - a peer's refusal, of whatever type it raises
+        return None
+    found: list[float] = []
+    for token in tokens:
+        start = time.perf_counter_ns()
+        taken = _peer_step(peer.name, peer, handle, token)
+        found.append((time.perf_counter_ns() - start) / 1e3)
+        if not taken:
+            break
+    return found
 
 
 def places_of(pieces: Iterable[str]) -> list[str]:
@@ -128,17 +179,48 @@ def report(steps: list[tuple[float, str, str]], above: float, leave_out: list[st
     )
 
 
+def gaps(pairs: list[Pair], peer: str) -> str:
+    """By place, the paired steps: their count, each engine's time in all and median,
+    and ours' time less the peer's (the places with the largest difference first)."""
+    by_place: dict[str, list[Pair]] = {}
+    for pair in pairs:
+        by_place.setdefault(pair[2], []).append(pair)
+    ordered = sorted(
+        by_place.items(), key=lambda item: -sum(ours - theirs for ours, theirs, _ in item[1])
+    )
+    rows = [
+        [
+            where,
+            f"{len(found):,}",
+            fmt(sum(ours for ours, _, _ in found) / 1e3, 0),
+            fmt(sum(theirs for _, theirs, _ in found) / 1e3, 0),
+            fmt(sum(ours - theirs for ours, theirs, _ in found) / 1e3, 0),
+            fmt(percentile([ours for ours, _, _ in found], 50), 0),
+            fmt(percentile([theirs for _, theirs, _ in found], 50), 0),
+        ]
+        for where, found in ordered
+    ]
+    header = ["place", "steps", "ours (ms)", f"{peer} (ms)", "difference (ms)"]
+    return markdown_table([*header, "ours p50 (µs)", f"{peer} p50 (µs)"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=200, help="MaskBench-dev schemas")
     parser.add_argument("--above", type=float, default=163.0, help="bound in µs")
     parser.add_argument("--leave-out", action="append", default=[], help="schema name text")
     parser.add_argument("--collector", action="store_true", help="leave the collector on")
+    parser.add_argument("--against", choices=("llguidance",), help="a peer walked beside ours")
     args = parser.parse_args()
-    steps = walk_sample(args.sample, args.collector)
+    steps, pairs = walk_sample(args.sample, args.collector, args.against)
     print(run_header(command_line()))
     print()
     print(report(steps, args.above, args.leave_out))
+    if args.against:
+        print()
+        print(f"Steps of the instances both walked to their end, by place, against {args.against}:")
+        print()
+        print(gaps(pairs, args.against))
 
 
 if __name__ == "__main__":
