@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from _common import command_line, fmt, markdown_table, percentile, run_header
-from cold_masks import _peer_step
+from cold_masks import _steps
 from fsm_compile import ADAPTERS, _encode, _tokenizer, maskbench_sample
 
 import fsm
@@ -122,20 +122,14 @@ def _walk_ours(schema: object, tokens: list[int], vocabulary: fsm.Vocabulary) ->
 
 
 def _walk_peer(peer: Any, schema: object, tokens: list[int]) -> list[float] | None:
-    """The peer's µs per step, as ``cold_masks.py`` times them; None when it refuses
-    the schema."""
+    """The peer's µs per step, timed by ``cold_masks.py``'s own loop; None when it
+    refuses the schema."""
     try:
         handle = peer.compile("json", schema, "default")
     except Exception:  # noqa: BLE001 - a peer's refusal, of whatever type it raises
         return None
-    found: list[float] = []
-    for token in tokens:
-        start = time.perf_counter_ns()
-        taken = _peer_step(peer.name, peer, handle, token)
-        found.append((time.perf_counter_ns() - start) / 1e3)
-        if not taken:
-            break
-    return found
+    times, _ = _steps(peer.name, peer, handle, tokens)
+    return [nanos / 1e3 for nanos in times]
 
 
 def places_of(pieces: Iterable[str]) -> list[str]:

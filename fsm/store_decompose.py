@@ -117,8 +117,9 @@ class StoreSplits:
         store = self.store
         if self.is_lexeme(row):
             return row, EPS
-        if store.kinds[row] == KIND_THUNK:
-            return self._body_split(row)
+        if store.kinds[row] == KIND_THUNK:  # a thunk is its body
+            body = store.body(row)
+            return self.split_lexeme(body) if store.kinds[body] == KIND_CAT else None
         if store.kinds[row] != KIND_CAT:
             return None
         if self.is_lexeme(store.first[row]):
@@ -141,17 +142,6 @@ class StoreSplits:
             return row
         body = store.body(head)
         return store.cat(body, store.second[row]) if store.kinds[body] == KIND_CAT else row
-
-    def _body_split(self, thunk: int) -> tuple[int, int] | None:
-        """The split of a thunk's body when that body is a concatenation (built if need
-        be), as ``fsm.decompose.split_lexeme`` splits a thunk: an object's body after a
-        value with a required key still to come is ``, ws "`` then the keys left."""
-        if thunk in self.splits:
-            return self.splits[thunk]
-        body = self.store.body(thunk)
-        split = self.split_lexeme(body) if self.store.kinds[body] == KIND_CAT else None
-        self.splits[thunk] = split
-        return split
 
     def opened_in_place(self, row: int) -> int:
         """``row`` with the thunk at its head read as its body when that thunk opens in

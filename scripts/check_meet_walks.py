@@ -99,13 +99,12 @@ def main() -> None:
     )
     choice.add_argument("--every-schema", action="store_true", help="every schema")
     args = parser.parse_args()
-    chosen = (
-        every_schema
-        if args.every_schema
-        else bounds_a_length
-        if args.any_length
-        else counts_beside_a_pattern
-    )
+    if args.every_schema:
+        chosen, what = every_schema, ""
+    elif args.any_length:
+        chosen, what = bounds_a_length, " with a bounded string"
+    else:
+        chosen, what = counts_beside_a_pattern, " with a count beside a pattern"
     tokenizer = load_default_tokenizer()
     vocabulary = Vocabulary.from_tokenizer(tokenizer)
     checked = refused = instances = tokens_read = pairs_met = 0
@@ -130,13 +129,6 @@ def main() -> None:
             if other_reading:
                 other.append(row["name"])
                 break
-    what = (
-        ""
-        if args.every_schema
-        else " with a bounded string"
-        if args.any_length
-        else " with a count beside a pattern"
-    )
     print(f"{len(selected)} schemas{what}; {checked} checked")
     print(f"({refused} refused), {instances} instances, {tokens_read} tokens")
     print(f"pairs met by the walks taking states apart: {pairs_met}")
