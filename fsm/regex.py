@@ -67,22 +67,28 @@ def search_in(
     """``search_term`` built by ``terms``. The text around an unanchored branch
     (any characters) is encoded only when a branch needs it: every code point's
     encoding is the most a pattern builds (160 µs compiled for JSON's), and a schema's
-    patterns are mostly anchored at both ends."""
+    patterns are mostly anchored at both ends.
+
+    A branch open at one end whose core matches the empty string (``.*``, ``^[a-z]*``)
+    finds a match in every text: the pattern is then "any characters" itself, so a key
+    no such pattern matches is none (``x & ~x`` is empty on sight), where the language
+    as written needed a search over its complement's states to be found empty."""
     options = []
     around: T | None = None  # any characters, once a branch is unanchored
     for branch in _anchorable_branches(pattern):
         start = branch.startswith("^")
         end = branch.endswith("$") and not _is_escaped(branch, len(branch) - 1)
         core = branch[1 if start else 0 : len(branch) - 1 if end else len(branch)]
+        core_term = regex_in(terms, core, encode_char) if core else terms.eps
         before = after = terms.eps
         if not (start and end):
             if around is None:
                 around = terms.star(encode_char(terms, complement_ranges([])))
+            if terms.nullable(core_term):  # its empty match at the open end: everywhere
+                return around
             before = terms.eps if start else around
             after = terms.eps if end else around
-        options.append(
-            terms.cat(before, regex_in(terms, core, encode_char) if core else terms.eps, after)
-        )
+        options.append(terms.cat(before, core_term, after))
     return terms.alt(*options)
 
 

@@ -194,6 +194,28 @@ def test_key_cases_no_key_takes_are_left_out() -> None:
     assert index.automaton.searches == 0  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("pattern", [".*", "^[a-z]*", "x*$", ""])
+def test_a_pattern_every_key_matches_leaves_no_other_keys(pattern: str) -> None:
+    """A pattern open at one end whose core matches the empty string matches every
+    key (``fsm.regex.search_in``): the keys outside it are none, found so when the
+    schema is compiled, so no liveness search has to show them dead while an instance
+    is walked (``.*`` as written cost 11 searches on its first key, 5 ms compiled).
+    Every key, a line break in it too, takes the pattern's value schema."""
+    schema = {"type": "object", "patternProperties": {pattern: {"type": "number"}}}
+    agrees_with_oracle(
+        schema,
+        [{"a": 1}, {"a": "x"}, {"line\nbreak": 2}, {"line\nbreak": None}, {"": 0.5}, {}],
+    )
+    vocabulary = fsm.Vocabulary.from_raw([bytes([b]) for b in range(256)] + [None], eos_ids=256)
+    index = fsm.compile_index(fsm.JsonSchema(schema), vocabulary)
+    state = index.initial_state
+    for byte in json.dumps({"alpha": 1, "be\nta": 2.5}).encode():
+        index.allowed_tokens(state)
+        state = index.next_state(state, byte)
+    assert index.is_final(state)
+    assert index.automaton.searches == 0  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("patterns", [2, 5])
 def test_overlapping_patterns_meet_on_the_keys_they_share(patterns: int) -> None:
     """Each pattern taken both ways as a union of members (up to

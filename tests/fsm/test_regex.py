@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -13,6 +14,7 @@ from fsm.automaton import DEAD
 from fsm.derivative_automaton import DerivativeAutomaton
 from fsm.regex import json_string_encoding, regex_term, search_in, search_term
 from fsm.term_builder import OBJECT_TERMS
+from fsm.terms import matches
 from fsm.unicode import complement_ranges
 
 ALPHABET = ["a", "b", "c", "é", "日", "😀", "."]
@@ -182,3 +184,22 @@ def test_any_character_is_encoded_only_for_an_unanchored_branch(pattern: str, as
     term = search_in(OBJECT_TERMS, pattern, encoder)
     assert len(met) == asked
     assert term == search_term(pattern, encode_char=json_string_encoding)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "everywhere"),
+    [(".*", True), ("^.*", True), ("a*$", True), ("", True), ("x|.*", True)]
+    + [("^.*$", False), (".+", False), ("^a*$", False), ("^a|.*b", False)],
+)
+def test_a_pattern_with_an_empty_match_at_an_open_end_is_any_text(
+    pattern: str, everywhere: bool
+) -> None:
+    """A branch open at one end whose core matches the empty string finds a match in
+    every text: ``search_in`` gives "any characters" itself for it (so its complement
+    is empty on sight). Anchored at both ends, or with no empty match, it keeps its
+    own term; both read as Python's ``re.search`` does."""
+    any_text = OBJECT_TERMS.star(json_string_encoding(OBJECT_TERMS, complement_ranges([])))
+    term = search_term(pattern, encode_char=json_string_encoding)
+    assert (term == any_text) is everywhere
+    for text in ["", "a", "b", "ab", "line\nbreak", "x"]:
+        assert matches(term, json.dumps(text)[1:-1].encode()) == bool(re.search(pattern, text))
