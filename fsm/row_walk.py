@@ -291,6 +291,8 @@ class RowWalker:
         ] = {}
         # big root walks that others are cut from by first byte, the latest first
         self._first_bytes: list[_FirstBytes] = []
+        # lexemes asked for their one string (``_one_string``): None where not one
+        self._one_strings: dict[int, bytes | None] = {}
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -450,16 +452,18 @@ class RowWalker:
 
     def _one_string(self, lexeme: int) -> bytes | None:
         """The one string of ``lexeme`` when its root walk reads it as a literal
-        (``_root_walk``: a key read in part, or a lexeme of one string), else None."""
+        (``_root_walk``: a key read in part, or a lexeme of one string), else None;
+        kept, so that ``_through_lexeme`` walks such a lexeme as its literal at once."""
+        if lexeme in self._one_strings:
+            return self._one_strings[lexeme]
         assert self.parts is not None
         parts = self.parts
         text = parts.literal_text(lexeme)
-        if text is not None:
-            return text
-        if parts.lexeme_within(lexeme) is not None:
-            return None
-        strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
-        return strings[0] if strings is not None and len(strings) == 1 else None
+        if text is None and parts.lexeme_within(lexeme) is None:
+            strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
+            text = strings[0] if strings is not None and len(strings) == 1 else None
+        self._one_strings[lexeme] = text
+        return text
 
     def _walk(
         self, nodes: np.ndarray, states: np.ndarray, stops: np.ndarray
@@ -485,6 +489,9 @@ class RowWalker:
         assert self.parts is not None
         below = None if nodes is ROOT else nodes.tobytes()
         walked = self._lexeme_walks.get((lexeme, below))
+        text = None if walked is not None or below is not None else self._one_strings.get(lexeme)
+        if text is not None:  # a key among an object's branches: read as its literal
+            walked = self._lexeme_walks[lexeme, below] = self._literal_walk(lexeme, text)
         if walked is None:  # none is kept for a lexeme headed by another: taken apart
             inside = self.parts.inside(lexeme, rest)
             if inside is not None:

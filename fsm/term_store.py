@@ -118,13 +118,14 @@ class TermStore:
         self._ids: dict[int, int] = {}
         self._runs: dict[int, int] = {}
         self._count_ids: dict[int, int] = {}
-        self._apart_ids: dict[bytes, int] = {}
+        self._apart_ids: dict[tuple[bytes, ...], int] = {}
         self._byte_sets: dict[int, int] = {}
         self._thunk_ids: dict[Hashable, int] = {}
         self._checker_ids: dict[objects.Checker, int] = {}
         self._text_ids: dict[bytes, int] = {}
         self._checked_keys: dict[tuple[int, Hashable], int] = {}  # ``_checked_at``
         self._literals: dict[bytes, int] = {}
+        self._literal_texts: dict[int, bytes] = {}  # ``literal``'s rows: their one string
         self._entered: set[int] = set()  # thunks inside their own body's question
         self._loader = _Loader(self)
         self._derivatives: dict[int, int] = {}
@@ -207,6 +208,7 @@ class TermStore:
             for byte in reversed(data):
                 term = self.cat(self.byte_set(1 << byte), term)
             self._literals[data] = term
+            self._literal_texts.setdefault(term, data)
         return term
 
     def cat(self, head: int, rest: int) -> int:
@@ -389,7 +391,10 @@ class TermStore:
         key = term, limit, budget
         if key in self._finite:
             return self._finite[key]
-        found = _FiniteStrings(self, limit, budget).of(term)
+        item = self.first[term] if self.kinds[term] == KIND_LEXEME else term
+        text = self._literal_texts.get(item) if limit > 0 else None
+        # a key's name, as ``literal`` spelled it: its one string, with no listing
+        found = [text] if text is not None else _FiniteStrings(self, limit, budget).of(term)
         self._finite[key] = found
         return found
 
@@ -470,7 +475,12 @@ class TermStore:
         a term of its own). Derived without an item: ``within``'s derivative, with the
         names read so far taken out, and ``within``'s derivative alone once the byte
         leaves every name."""
-        names = tuple(sorted(set(apart)))
+        return self._except_sorted(within, tuple(sorted(set(apart))))
+
+    def _except_sorted(self, within: int, names: tuple[bytes, ...]) -> int:
+        """``lexeme_except`` of names sorted and distinct, interned by the tuple itself
+        (the rests of a sorted tuple's names after a byte are sorted too: a step down
+        "any other key" does not sort them again, nor spell a key of its own)."""
         if not names or within == EMPTY:
             return within
         if self.kinds[within] not in (KIND_LEXEME, KIND_EXCEPT):
@@ -478,10 +488,9 @@ class TermStore:
                 return EMPTY if b"" in names else EPS
             excluded = self.alt([self.literal(text) for text in names])
             return self.intersect([within, self.complement(excluded)])
-        key = b"".join(len(text).to_bytes(4, "little") + text for text in names)
-        known = self._apart_ids.get(key)
+        known = self._apart_ids.get(names)
         if known is None:
-            known = self._apart_ids[key] = len(self.aparts)
+            known = self._apart_ids[names] = len(self.aparts)
             self.aparts.append(names)
         return self._intern(KIND_EXCEPT, within, known, NO)
 
@@ -715,10 +724,12 @@ class TermStore:
         none where a name ends with ``within``'s string, ``within``'s derivative as it
         is where no name goes on."""
         derived = self.derivative(within, byte)
-        rests = [text[1:] for text in names if text and text[0] == byte]
-        if b"" in rests and self.nullable(derived):
-            derived = self.lexeme_except(derived, [b""])  # that string, taken out
-        return self.lexeme_except(derived, [text for text in rests if text])
+        rests = [text[1:] for text in names if text and text[0] == byte]  # sorted, distinct
+        if rests and not rests[0]:  # a name that ends here sorts first
+            if self.nullable(derived):
+                derived = self._except_sorted(derived, (b"",))  # that string, taken out
+            del rests[0]
+        return self._except_sorted(derived, tuple(rests))
 
     def _lexeme_derivative(self, item: int, bound: int, byte: int) -> int:
         """A lexeme's derivative, its bound's derivative as its bound. Its strings lie
