@@ -125,7 +125,7 @@ class TermStore:
         self._text_ids: dict[bytes, int] = {}
         self._checked_keys: dict[tuple[int, Hashable], int] = {}  # ``_checked_at``
         self._literals: dict[bytes, int] = {}
-        self._literal_texts: dict[int, bytes] = {}  # ``literal``'s rows: their one string
+        self._single_bytes: dict[int, int] = {}  # a byte set's row of one byte: that byte
         self._entered: set[int] = set()  # thunks inside their own body's question
         self._loader = _Loader(self)
         self._derivatives: dict[int, int] = {}
@@ -197,6 +197,8 @@ class TermStore:
         self.masks.append(mask)
         term = self._intern(KIND_BYTES, len(self.masks) - 1, 0, NO)
         self._byte_sets[mask] = term
+        if mask & (mask - 1) == 0:
+            self._single_bytes[term] = mask.bit_length() - 1
         return term
 
     def literal(self, data: bytes) -> int:
@@ -208,7 +210,6 @@ class TermStore:
             for byte in reversed(data):
                 term = self.cat(self.byte_set(1 << byte), term)
             self._literals[data] = term
-            self._literal_texts.setdefault(term, data)
         return term
 
     def cat(self, head: int, rest: int) -> int:
@@ -392,11 +393,31 @@ class TermStore:
         if key in self._finite:
             return self._finite[key]
         item = self.first[term] if self.kinds[term] == KIND_LEXEME else term
-        text = self._literal_texts.get(item) if limit > 0 else None
-        # a key's name, as ``literal`` spelled it: its one string, with no listing
+        text = self._spelled(item) if limit > 0 and budget > 1 else None  # as listed
         found = [text] if text is not None else _FiniteStrings(self, limit, budget).of(term)
         self._finite[key] = found
         return found
+
+    def _spelled(self, term: int) -> bytes | None:
+        """The one string of a chain of single bytes (a key's name and its quote), read
+        along the chain; None at the first item that is not one byte. Each name of an
+        object a row meets is asked for its strings: a listing of its own cost more
+        than the key's walk."""
+        kinds, single = self.kinds, self._single_bytes
+        spelled = bytearray()
+        while kinds[term] == KIND_CAT:
+            byte = single.get(self.first[term])
+            if byte is None:
+                return None
+            spelled.append(byte)
+            term = self.second[term]
+        if kinds[term] == KIND_EPS:
+            return bytes(spelled)
+        byte = single.get(term)
+        if byte is None:
+            return None
+        spelled.append(byte)
+        return bytes(spelled)
 
     def _run(self, kind: int, distinct: set[int]) -> int:
         """The union or intersection (``kind``) of ``distinct``: ``EMPTY`` for none, the
