@@ -403,20 +403,14 @@ class TermStore:
         along the chain; None at the first item that is not one byte. Each name of an
         object a row meets is asked for its strings: a listing of its own cost more
         than the key's walk."""
-        kinds, single = self.kinds, self._single_bytes
+        if term == EPS:
+            return b""
         spelled = bytearray()
-        while kinds[term] == KIND_CAT:
-            byte = single.get(self.first[term])
+        for item in self.chain(term):
+            byte = self._single_bytes.get(item)
             if byte is None:
                 return None
             spelled.append(byte)
-            term = self.second[term]
-        if kinds[term] == KIND_EPS:
-            return bytes(spelled)
-        byte = single.get(term)
-        if byte is None:
-            return None
-        spelled.append(byte)
         return bytes(spelled)
 
     def _run(self, kind: int, distinct: set[int]) -> int:
