@@ -76,7 +76,7 @@ from fsm.lexeme_cache import (
 from fsm.token_row import BIG_BLOCK, PLAIN, Item, Pair, StoredBlock, TokenRow
 from fsm.trie import TokenTrie
 from fsm.trie_walk import (
-    counting_table,
+    counted_codes,
     cut_mask,
     cut_walk,
     follow_paths,
@@ -88,6 +88,7 @@ from fsm.trie_walk import (
     paths_of_texts,
     walk_at_nodes,
     walk_trie,
+    walk_trie_counting,
 )
 
 NO_STOPS = np.zeros(0, np.bool_)
@@ -942,43 +943,39 @@ class RowWalker:
         self, table: np.ndarray, partials: tuple[Hashable, ...], starts: np.ndarray
     ) -> CountedWalk:
         """The counted walk over the unit automaton ``table`` (``fsm.counted``): one
-        kernel walk of its product with a count, each token's end coded
-        ``kind * width + count`` (every end of the lexeme alike), and the masks by
-        units that selections are made of."""
+        kernel walk of the unit automaton with a count, each token's end coded
+        ``kind * width + count``, one kernel pass making them the walk's codes (every
+        end of the lexeme alike) and levels, and the masks by units that selections
+        are made of. The numpy passes these kernels replace cost more than the walk
+        itself on a new string's unit."""
         trie, exit_kind = self.trie, len(partials)
         width = trie.max_depth + 1
-        counting, row_of = counting_table(table, exit_kind, trie.max_depth)
-        tokens, ends, exits, exit_states = walk_trie(
-            counting,
-            row_of,
+        tokens, ends, exits, exit_states = walk_trie_counting(
+            table,
+            exit_kind,
+            trie.max_depth,
             starts,
-            np.zeros(len(starts), np.int32),
             trie.labels,
             trie.depths,
             trie.ends,
             trie.token_starts,
             trie.token_ids,
-            NO_STOPS,
             trie.max_depth,
         )
-        kinds, counts = ends // width, ends % width
-        ending = kinds == exit_kind
-        begun = _units_begun(kinds, counts, exit_kind)
+        codes, inverse, codes_by_token, inside, ending, most = counted_codes(
+            tokens, ends, width, exit_kind, self.vocab_size
+        )
         exit_counts = exit_states % width
-        most = max(int(begun.max(initial=0)), int(exit_counts.max(initial=0)))
-        codes, inverse = distinct_with_inverse(np.where(ending, exit_kind * width, ends))
+        most = max(most, int(exit_counts.max(initial=0)))
         code_kinds, code_counts = np.divmod(codes, width)
         code_units = _units_begun(code_kinds, code_counts, exit_kind)
-        none = np.int32(-1)
-        codes_by_token = _filled(self.vocab_size, -1)
-        codes_by_token[tokens] = inverse
         return CountedWalk(
             tokens,
             inverse,
             code_kinds.astype(np.int32),
             code_units.astype(np.int32),
-            masks_up_to(tokens, np.where(ending, none, begun).astype(np.int32), most, self.words),
-            masks_up_to(tokens, np.where(ending, counts, none).astype(np.int32), most, self.words),
+            masks_up_to(tokens, inside, most, self.words),
+            masks_up_to(tokens, ending, most, self.words),
             exits,
             exit_counts,
             partials,

@@ -3,8 +3,8 @@
 Each numba kernel has a plain-Python twin with the same output, used by the tests to
 check the kernel (and readable as its specification). The kernels only read arrays:
 the automaton's transition table, a flag per state telling whether its row of the
-table is known yet, and the flat token trie (see ``fsm.trie``); ``counting_table``
-builds the table a length-bounded string is walked over (``fsm.counted``).
+table is known yet, and the flat token trie (see ``fsm.trie``); ``walk_trie_counting``
+walks a length-bounded string's unit automaton with a count (``fsm.counted``).
 """
 
 from __future__ import annotations
@@ -1055,40 +1055,189 @@ def masks_up_to_py(tokens, levels, top, words):
     return np.stack(rows) if rows else np.zeros((0, words), np.int32)
 
 
-@njit((READS_INT32_TABLE, INT, INT), cache=True, nogil=True)
-def counting_table(table, exit_state, max_count):
-    """``(table, row_of)`` of a unit automaton's ``table`` (its exit: ``exit_state``)
-    times a count of units completed, 0..``max_count``: state ``s`` with count ``n`` is
-    ``s * (max_count + 1) + n``, the exit with count ``n`` is ``exit_state * (max_count
-    + 1) + n`` and has no row (a trie walk stops there, reporting it). Entering state 0
-    (a unit completed) adds one to the count, up to ``max_count``. One pass over the
-    product's rows (``fsm.counted``; numpy's version made a temporary the product's
-    size per operation: 6 ms for 20 states, against the walk's 1 ms)."""
+@njit(
+    (
+        READS_INT32_TABLE,
+        INT,
+        INT,
+        READS_INT32,
+        READS_UINT8,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        READS_INT32,
+        INT,
+    ),
+    cache=True,
+    nogil=True,
+)
+def walk_trie_counting(
+    table, exit_state, max_count, roots, labels, depths, ends, token_starts, token_ids, max_depth
+):
+    """``walk_trie`` over a unit automaton's ``table`` times a count of units completed
+    (``counting_table_py``'s product, every root entered in state 0 with no unit
+    counted), without building the product: each open node keeps its unit state and
+    its count, and the unit table, a few rows, stays in the cache where the product's
+    (the states times the trie's depth) did not. State ``s`` with count ``n`` is
+    reported as ``s * (max_count + 1) + n``; the exit has no row, so a node with
+    children where the unit automaton exits is pending.
+
+    Returns ``(token_ids, end_codes, pending_nodes, pending_codes)``, as ``walk_trie``."""
     width = max_count + 1
-    states = table.shape[0]
-    product = np.empty((states * width, 256), np.int32)
-    for state in range(states):
-        for count in range(width):
-            row = state * width + count
-            entered = min(count + 1, max_count)
-            for byte in range(256):
-                target = table[state, byte]
-                if target < 0:
-                    product[row, byte] = target
-                elif target == exit_state:
-                    product[row, byte] = exit_state * width + count
-                elif target == 0:
-                    product[row, byte] = entered
-                else:
-                    product[row, byte] = target * width + count
-    row_of = np.full((exit_state + 1) * width, -1, np.int32)
-    for row in range(states * width):
-        row_of[row] = row
-    return product, row_of
+    most_tokens = 0
+    most_nodes = 0
+    for r in range(roots.shape[0]):
+        most_tokens += token_starts[ends[roots[r]]] - token_starts[roots[r]]
+        most_nodes += ends[roots[r]] - roots[r]
+    out_tokens = np.empty(most_tokens + 1, np.int32)
+    out_codes = np.empty(most_tokens + 1, np.int32)
+    pending_nodes = np.empty(most_nodes, np.int32)
+    pending_codes = np.empty(most_nodes, np.int32)
+    open_states = np.empty(max_depth + 1, np.int64)  # per depth: the open node's unit
+    open_counts = np.empty(max_depth + 1, np.int64)  # state and units completed
+    has_tokens = token_ids.shape[0] > 0
+    last_token = max(token_ids.shape[0] - 1, 0)
+    found = 0
+    pending = 0
+    for r in range(roots.shape[0]):
+        root = roots[r]
+        open_states[depths[root]] = 0
+        open_counts[depths[root]] = 0
+        node = root + 1
+        stop = ends[root]
+        while node < stop:
+            depth = depths[node]
+            state = table[open_states[depth - 1], labels[node]]
+            if state < 0:
+                node = ends[node]
+                continue
+            count = open_counts[depth - 1]
+            if state == 0:  # a unit completed
+                count = min(count + 1, max_count)
+            code = state * width + count
+            first = token_starts[node]
+            tokens_here = token_starts[node + 1] - first
+            if has_tokens:
+                out_tokens[found] = token_ids[min(first, last_token)]
+            out_codes[found] = code
+            found += tokens_here
+            if tokens_here > 1:  # a node that ends several tokens (rare)
+                for k in range(1, tokens_here):
+                    out_tokens[found - tokens_here + k] = token_ids[first + k]
+                    out_codes[found - tokens_here + k] = code
+            if state == exit_state:
+                if ends[node] > node + 1:
+                    pending_nodes[pending] = node
+                    pending_codes[pending] = code
+                    pending += 1
+                node = ends[node]
+                continue
+            open_states[depth] = state
+            open_counts[depth] = count
+            node += 1
+    return (
+        out_tokens[:found].copy(),
+        out_codes[:found].copy(),
+        pending_nodes[:pending].copy(),
+        pending_codes[:pending].copy(),
+    )
+
+
+def walk_trie_counting_py(
+    table, exit_state, max_count, roots, labels, depths, ends, token_starts, token_ids, max_depth
+):
+    """Plain-Python twin of ``walk_trie_counting``: ``walk_trie_py`` over the product."""
+    product, row_of = counting_table_py(table, exit_state, max_count)
+    return walk_trie_py(
+        product,
+        row_of,
+        roots,
+        np.zeros(len(roots), np.int32),
+        labels,
+        depths,
+        ends,
+        token_starts,
+        token_ids,
+        np.zeros(0, np.bool_),
+        max_depth,
+    )
+
+
+@njit((READS_INT32, READS_INT32, INT, INT, INT), cache=True, nogil=True)
+def counted_codes(tokens, end_codes, width, exit_kind, vocab_size):
+    """A counted walk's ends (``walk_trie_counting``) as its codes, in one pass: every
+    end of the lexeme one code (``exit_kind * width``), the others their own; the
+    distinct codes ascending and each token's index among them (``inverse``, and by
+    token id in ``codes_by_token``, -1 where not read); each token's level for the
+    masks by units (``masks_up_to``): units begun for a token ending inside the
+    lexeme (a partial unit counts), units completed for one ending it, -1 for the
+    other kind; and the most units begun. Returns ``(codes, inverse, codes_by_token,
+    inside_levels, ending_levels, most)``."""
+    exit_code = exit_kind * width
+    present = np.zeros(exit_code + 1, np.bool_)
+    coded = np.empty(end_codes.shape[0], np.int32)
+    inside_levels = np.empty(end_codes.shape[0], np.int32)
+    ending_levels = np.empty(end_codes.shape[0], np.int32)
+    most = 0
+    for i in range(end_codes.shape[0]):
+        code = end_codes[i]
+        kind = code // width
+        count = code - kind * width
+        if kind == exit_kind:
+            code = exit_code
+            inside_levels[i] = -1
+            ending_levels[i] = count
+            begun = count
+        else:
+            begun = count + 1 if kind > 0 else count
+            inside_levels[i] = begun
+            ending_levels[i] = -1
+        coded[i] = code
+        present[code] = True
+        most = max(most, begun)
+    position = np.empty(exit_code + 1, np.int32)
+    distinct = 0
+    for code in range(exit_code + 1):
+        if present[code]:
+            position[code] = distinct
+            distinct += 1
+    codes = np.empty(distinct, np.int32)
+    for code in range(exit_code + 1):
+        if present[code]:
+            codes[position[code]] = code
+    inverse = np.empty(end_codes.shape[0], np.int32)
+    codes_by_token = np.full(vocab_size, -1, np.int32)
+    for i in range(end_codes.shape[0]):
+        inverse[i] = position[coded[i]]
+        codes_by_token[tokens[i]] = inverse[i]
+    return codes, inverse, codes_by_token, inside_levels, ending_levels, most
+
+
+def counted_codes_py(tokens, end_codes, width, exit_kind, vocab_size):
+    """Numpy twin of ``counted_codes``."""
+    kinds, counts = np.divmod(end_codes, width)
+    ending = kinds == exit_kind
+    begun = counts + ((kinds > 0) & ~ending)
+    codes, inverse = np.unique(np.where(ending, exit_kind * width, end_codes), return_inverse=True)
+    codes_by_token = np.full(vocab_size, -1, np.int32)
+    codes_by_token[tokens] = inverse
+    return (
+        codes.astype(np.int32),
+        inverse.astype(np.int32),
+        codes_by_token,
+        np.where(ending, -1, begun).astype(np.int32),
+        np.where(ending, counts, -1).astype(np.int32),
+        int(begun.max(initial=0)),
+    )
 
 
 def counting_table_py(table, exit_state, max_count):
-    """Numpy twin of ``counting_table``."""
+    """The product ``walk_trie_counting`` walks, as a table: a unit automaton's ``table``
+    (its exit: ``exit_state``) times a count of units completed, 0..``max_count``:
+    state ``s`` with count ``n`` is ``s * (max_count + 1) + n``, the exit with count
+    ``n`` is ``exit_state * (max_count + 1) + n`` and has no row (a trie walk stops
+    there, reporting it). Entering state 0 (a unit completed) adds one to the count,
+    up to ``max_count``. Returns ``(table, row_of)`` for ``walk_trie``."""
     width = max_count + 1
     states = table.shape[0]
     counts = np.arange(width, dtype=np.int32)
