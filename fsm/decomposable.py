@@ -91,6 +91,17 @@ class DecomposableBase:
     ) -> list[int]:
         raise NotImplementedError
 
+    def plain_key(self, lexeme_state: int) -> Hashable | None:
+        """``counting``'s key of ``unit* close`` when the lexeme is that plain
+        repetition itself (nothing to count); None for every other lexeme."""
+        raise NotImplementedError
+
+    def plain_states(self, lexeme_state: int, partials: tuple[Hashable, ...]) -> list[int]:
+        """The states of the plain repetition ``lexeme_state`` (``plain_key``) after a
+        unit left at each of ``partials`` (``unit_automaton``'s): ``partial unit*
+        close``, ``unit* close`` itself for a complete unit."""
+        raise NotImplementedError
+
     def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
         raise NotImplementedError
 

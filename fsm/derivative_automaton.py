@@ -296,6 +296,27 @@ class DerivativeAutomaton(DecomposableBase):
             found.append(state)
         return found
 
+    def plain_key(self, lexeme_state: int) -> Hashable | None:
+        """``unit* close`` as ``counting`` keys it, when the lexeme is that term."""
+        plain = plain_form(self._term(lexeme_state))
+        if plain is None:
+            return None
+        key = self._plains.get((plain.unit, plain.close))
+        if key is None:
+            key = self._plains[plain.unit, plain.close] = plain.plain
+        return key
+
+    def plain_states(self, lexeme_state: int, partials: tuple[Hashable, ...]) -> list[int]:
+        """Each partial unit's state of the plain lexeme (``Counted.after`` with no
+        unit counted: ``partial unit* close``)."""
+        plain = plain_form(self._term(lexeme_state))
+        assert plain is not None
+        states = []
+        for partial in partials:
+            assert isinstance(partial, Term)
+            states.append(self._intern(plain.after(partial, 0)))
+        return states
+
     def lexeme_key(self, lexeme_state: int) -> Hashable:
         """The lexeme's term (terms compare by structure, across automata)."""
         return self._term(lexeme_state)

@@ -545,6 +545,8 @@ class RowWalker:
             walked = cut
         elif (counted := self._counted_walk(lexeme)) is not None:
             return counted  # its tokens are kept by bounds, its ends belong to its count
+        elif (plain := self._plain_walk(lexeme)) is not None:
+            walked = plain
         else:
             strings = parts.lexeme_strings(lexeme, FEW_STRINGS)
             if strings is not None:
@@ -742,6 +744,31 @@ class RowWalker:
         return _HeldWalk(
             _LexemeWalk(base.tokens, base.inverse, ends, selected.exits), selected.mask
         )
+
+    def _plain_walk(self, lexeme: int) -> _LexemeWalk | None:
+        """The walk of a plain repetition ``unit* close`` read off its counted walk, when
+        one was made (``_counted_base``: the unit counted in a bounded string, or in
+        ``unit+``, whose next row is this one), its counts dropped: each token ends in
+        the state of the unit part it leaves, and the lexeme ends where the counted
+        walk's do. None when the lexeme is no such repetition or its units were not
+        counted: a walk of its own then, as a counted walk costs more than it."""
+        parts = self.parts
+        assert parts is not None
+        plain = parts.plain_key(lexeme)
+        if plain is None:
+            return None
+        key = ("counted", plain)
+        base = self._counted_bases.get(key)
+        if base is None and self.shared is not None:
+            known = self.shared.get(key)
+            base = known if isinstance(known, CountedWalk) else None
+        if base is None:
+            return None
+        states = parts.plain_states(lexeme, base.partials)
+        states.append(parts.exit_state)  # the code kind of the lexeme's end
+        code_states = np.asarray(states, np.int32)[base.code_kinds]
+        ends, inverse = distinct_with_inverse(code_states)
+        return _LexemeWalk(base.tokens, inverse[base.inverse], ends, base.exits)
 
     def _counted_parts(
         self, lexeme: int, nodes: np.ndarray = ROOT

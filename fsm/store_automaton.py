@@ -392,6 +392,21 @@ class StoreAutomaton(DecomposableBase):
             found.append(state)
         return found
 
+    def plain_key(self, lexeme_state: int) -> Hashable | None:
+        """``DerivativeAutomaton.plain_key`` on rows: the key ``counting`` gives."""
+        plain = plain_form_in(self.store, self._row(lexeme_state))
+        return None if plain is None else (self.store.identity, plain.plain(self.store))
+
+    def plain_states(self, lexeme_state: int, partials: tuple[Hashable, ...]) -> list[int]:
+        """``DerivativeAutomaton.plain_states`` on rows."""
+        plain = plain_form_in(self.store, self._row(lexeme_state))
+        assert plain is not None
+        states = []
+        for partial in partials:
+            assert isinstance(partial, int)
+            states.append(self._intern(plain.after(self.store, partial, 0)))
+        return states
+
     def counted_meet(self, lexeme_state: int) -> tuple[int, int] | None:
         """``DecomposableAutomaton.counted_meet`` on rows (``counted_meet_in``); a
         state ``meet`` numbered is taken apart at the pair it was met from."""

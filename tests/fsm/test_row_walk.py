@@ -1223,6 +1223,70 @@ def assert_counted_walk_is_the_kernel_s(walker: RowWalker, automaton, state, cou
     assert walk_differences(counted, kernel, automaton) == []
 
 
+@settings(max_examples=30, deadline=None)
+@given(read=_READS)
+@example(read=[])
+@example(read=["\\u00e9", "a"])
+def test_a_plain_string_after_its_counted_walk_is_read_off_it(smol_vocab, read):
+    """Once a string of ``minLength: 1`` was walked by counting its characters (the row
+    after its quote), the plain string it is after one character (``json_char*``
+    then the quote) is walked from that counted walk, its counts dropped: the tokens,
+    end states and exits of a kernel walk. A state inside a character is no plain
+    repetition, and is walked on its own."""
+    walker, automaton = walker_of(string_term({"minLength": 1}, _refuse), smol_vocab)
+    state = automaton.step(automaton.initial, ord('"'))
+    assert walker._counted_walk(state) is not None
+    state = automaton.step(state, ord("a"))
+    for byte in "".join(read).encode("utf-8", "surrogatepass"):
+        state = automaton.step(state, byte)
+    assume(state >= 0 and state != automaton.exit_state)
+    plain = walker._plain_walk(state)
+    assert (plain is None) == (automaton.plain_key(state) is None)
+    if not read or read[-1] in ("a", "é", "\\n", '\\"'):  # a whole character last
+        assert plain is not None
+    if plain is not None:
+        assert walk_differences(plain, walker._lexeme_walk(ROOT, state), automaton) == []
+
+
+PLAIN_AFTER_COUNTED = {
+    "a pattern's characters": {"type": "string", "pattern": "^[^/]+$"},
+    "two runs of them": {"type": "string", "pattern": "^[^/]+/[^/]+$"},
+    "a bounded string, then a plain one": {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},
+    },
+}
+PLAIN_AFTER_COUNTED_VALUES = {
+    "a pattern's characters": ["sec", "a b c", "é"],
+    "two runs of them": ["sec/12345", "a/b", "été/x y"],
+    "a bounded string, then a plain one": [["ab", "c"], ["é"]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_AFTER_COUNTED))
+def test_plain_rows_after_counted_rows_walk_as_the_plain_walk(smol_tokenizer, smol_vocab, name):
+    """On a schema's rows (``StoreAutomaton``): the row after a pattern's first character
+    is read off the counted walk of the row before it (``_plain_walk``), and the rows
+    are the plain walk's along valid values and on random walks."""
+    fast, plain = rows_pair(PLAIN_AFTER_COUNTED[name], smol_vocab)
+    parts = fast._parts
+    assert parts is not None
+    read_off = 0
+    for value in PLAIN_AFTER_COUNTED_VALUES[name]:
+        text = json.dumps(value, ensure_ascii=False)
+        tokens = smol_tokenizer.encode(text, add_special_tokens=False)
+        assert_same_along(fast, plain, tokens)
+        data = text.encode()
+        for end in range(1, len(data)):
+            state = fast.step_bytes(fast.initial_state, data[:end])
+            split = parts.lexeme_split(state)
+            lexeme = state if split is None else split[0]
+            if parts.plain_key(lexeme) is not None:
+                read_off += fast._walker._plain_walk(lexeme) is not None
+    assert read_off > 0
+    assert_same_walks(fast, plain, seed=len(name), steps=12)
+
+
 def test_the_characters_of_a_long_bounded_string_share_one_selection(smol_vocab):
     """Each character of a string with ``maxLength: 1000`` is a new state, ending its
     tokens in new states, but the tokens it reads are the same until the bound comes
