@@ -22,6 +22,44 @@ from fsm.kernel_types import (
 )
 
 
+@njit(inline="always")
+def _walk_outputs(roots, ends, token_starts):
+    """A trie walk's outputs, sized for every token and node below ``roots`` (a subtree
+    is a run of preorder positions), so the loop never grows them: growing arrays that
+    the loop reassigns made a walk of the whole trie twice as slow; only the used part
+    is copied out, so a row keeps arrays of its own length, not the vocabulary's. The
+    tokens' arrays have one slot more: a node's first is written before its count is
+    known. Returns ``(tokens, values, pending nodes, pending values)``."""
+    most_tokens = 0
+    most_nodes = 0
+    for r in range(roots.shape[0]):
+        most_tokens += token_starts[ends[roots[r]]] - token_starts[roots[r]]
+        most_nodes += ends[roots[r]] - roots[r]
+    return (
+        np.empty(most_tokens + 1, np.int32),
+        np.empty(most_tokens + 1, np.int32),
+        np.empty(most_nodes, np.int32),
+        np.empty(most_nodes, np.int32),
+    )
+
+
+@njit(inline="always")
+def _report_tokens(out_tokens, out_values, found, node, value, token_starts, token_ids):
+    """Writes the tokens that end at ``node``, each with ``value``, from ``found`` on;
+    returns the new count. The first slot is written whether or not the node ends a
+    token (it counts only if it does): the branch a walk would mispredict at about
+    every other node is taken out of its loop."""
+    first = token_starts[node]
+    count = token_starts[node + 1] - first
+    if token_ids.shape[0] > 0:
+        out_tokens[found] = token_ids[min(first, token_ids.shape[0] - 1)]
+    out_values[found] = value
+    for k in range(1, count):  # a node that ends several tokens (rare)
+        out_tokens[found + k] = token_ids[first + k]
+        out_values[found + k] = value
+    return found + count
+
+
 @njit(
     (
         READS_INT32_TABLE,
@@ -73,26 +111,12 @@ def walk_trie(
     order within each root."""
     num_known = row_of.shape[0]
     num_flagged = stops.shape[0]
-    # outputs sized for every token and node below the roots (a subtree is a run of
-    # preorder positions), so the loop never grows them: growing arrays that the loop
-    # reassigns made a walk of the whole trie twice as slow; only the used part is
-    # copied out, so a row keeps arrays of its own length, not the vocabulary's
-    most_tokens = 0
-    most_nodes = 0
-    for r in range(roots.shape[0]):
-        most_tokens += token_starts[ends[roots[r]]] - token_starts[roots[r]]
-        most_nodes += ends[roots[r]] - roots[r]
-    out_tokens = np.empty(most_tokens + 1, np.int32)  # + 1: a node's first slot is
-    out_states = np.empty(most_tokens + 1, np.int32)  # written before its count is known
-    pending_nodes = np.empty(most_nodes, np.int32)
-    pending_states = np.empty(most_nodes, np.int32)
+    out_tokens, out_states, pending_nodes, pending_states = _walk_outputs(roots, ends, token_starts)
     # where the open nodes' rows start in the flattened table: unsigned offsets index
     # without the wraparound test signed indices take
     stack = np.empty(max_depth + 1, np.uint64)
     flat = table.ravel()
     width = np.uint64(table.shape[1])
-    has_tokens = token_ids.shape[0] > 0
-    last_token = max(token_ids.shape[0] - 1, 0)
     found = 0
     pending = 0
     for r in range(roots.shape[0]):
@@ -107,26 +131,19 @@ def walk_trie(
         stop = ends[root]
         # Two branches the walk would mispredict at about every other node are taken
         # out of the loop (the walk of a whole trie took 0.9 ms, half of it there):
-        # whether a node ends a token (its first token is written anyway, and counts
-        # only if it is one) and whether it has children (the row of its state goes on
-        # the stack anyway, row 0 for one not expanded; only nodes below it read it,
-        # and below a node not expanded the walk does not go).
+        # whether a node ends a token (``_report_tokens``) and whether it has children
+        # (the row of its state goes on the stack anyway, row 0 for one not expanded;
+        # only nodes below it read it, and below a node not expanded the walk does
+        # not go).
         while node < stop:
             depth = depths[node]
             state = flat[stack[depth - 1] + np.uint64(labels[node])]
             if state < 0:
                 node = ends[node]
                 continue
-            first = token_starts[node]
-            count = token_starts[node + 1] - first
-            if has_tokens:
-                out_tokens[found] = token_ids[min(first, last_token)]
-            out_states[found] = state
-            found += count
-            if count > 1:  # a node that ends several tokens (rare)
-                for k in range(1, count):
-                    out_tokens[found - count + k] = token_ids[first + k]
-                    out_states[found - count + k] = state
+            found = _report_tokens(
+                out_tokens, out_states, found, node, state, token_starts, token_ids
+            )
             row = row_of[state] if state < num_known else -1
             stack[depth] = np.uint64(max(row, 0)) * width
             if row < 0 or (state < num_flagged and stops[state]):
@@ -1084,19 +1101,9 @@ def walk_trie_counting(
 
     Returns ``(token_ids, end_codes, pending_nodes, pending_codes)``, as ``walk_trie``."""
     width = max_count + 1
-    most_tokens = 0
-    most_nodes = 0
-    for r in range(roots.shape[0]):
-        most_tokens += token_starts[ends[roots[r]]] - token_starts[roots[r]]
-        most_nodes += ends[roots[r]] - roots[r]
-    out_tokens = np.empty(most_tokens + 1, np.int32)
-    out_codes = np.empty(most_tokens + 1, np.int32)
-    pending_nodes = np.empty(most_nodes, np.int32)
-    pending_codes = np.empty(most_nodes, np.int32)
+    out_tokens, out_codes, pending_nodes, pending_codes = _walk_outputs(roots, ends, token_starts)
     open_states = np.empty(max_depth + 1, np.int64)  # per depth: the open node's unit
     open_counts = np.empty(max_depth + 1, np.int64)  # state and units completed
-    has_tokens = token_ids.shape[0] > 0
-    last_token = max(token_ids.shape[0] - 1, 0)
     found = 0
     pending = 0
     for r in range(roots.shape[0]):
@@ -1115,16 +1122,9 @@ def walk_trie_counting(
             if state == 0:  # a unit completed
                 count = min(count + 1, max_count)
             code = state * width + count
-            first = token_starts[node]
-            tokens_here = token_starts[node + 1] - first
-            if has_tokens:
-                out_tokens[found] = token_ids[min(first, last_token)]
-            out_codes[found] = code
-            found += tokens_here
-            if tokens_here > 1:  # a node that ends several tokens (rare)
-                for k in range(1, tokens_here):
-                    out_tokens[found - tokens_here + k] = token_ids[first + k]
-                    out_codes[found - tokens_here + k] = code
+            found = _report_tokens(
+                out_tokens, out_codes, found, node, code, token_starts, token_ids
+            )
             if state == exit_state:
                 if ends[node] > node + 1:
                     pending_nodes[pending] = node
