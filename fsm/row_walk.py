@@ -757,11 +757,7 @@ class RowWalker:
         plain = parts.plain_key(lexeme)
         if plain is None:
             return None
-        key = ("counted", plain)
-        base = self._counted_bases.get(key)
-        if base is None and self.shared is not None:
-            known = self.shared.get(key)
-            base = known if isinstance(known, CountedWalk) else None
+        base = self._kept_counted(("counted", plain))
         if base is None:
             return None
         states = parts.plain_states(lexeme, base.partials)
@@ -956,14 +952,21 @@ class RowWalker:
             key = ("counted", plain, starts.tobytes())
         if key in self._counted_bases:
             return self._counted_bases[key]
-        known = None if self.shared is None else self.shared.get(key)
-        walked = known if isinstance(known, CountedWalk) else None
+        walked = self._kept_counted(key)
         units = None if walked is not None else self.parts.unit_automaton(plain)
         if units is not None:
             walked = self._counted_of(units[0], units[1], starts)
             if self.shared is not None:
                 self.shared.put(key, walked)
         self._counted_bases[key] = walked
+        return walked
+
+    def _kept_counted(self, key: Hashable) -> CountedWalk | None:
+        """The counted walk this index or the vocabulary keeps under ``key``, or None."""
+        walked = self._counted_bases.get(key)
+        if walked is None and self.shared is not None:
+            known = self.shared.get(key)
+            walked = known if isinstance(known, CountedWalk) else None
         return walked
 
     def _counted_of(

@@ -60,6 +60,17 @@ def _report_tokens(out_tokens, out_values, found, node, value, token_starts, tok
     return found + count
 
 
+@njit(inline="always")
+def _walk_result(out_tokens, out_values, found, pending_nodes, pending_values, pending):
+    """The used part of a trie walk's outputs (``_walk_outputs``), copied out."""
+    return (
+        out_tokens[:found].copy(),
+        out_values[:found].copy(),
+        pending_nodes[:pending].copy(),
+        pending_values[:pending].copy(),
+    )
+
+
 @njit(
     (
         READS_INT32_TABLE,
@@ -154,12 +165,7 @@ def walk_trie(
                     node = ends[node]
                     continue
             node += 1
-    return (
-        out_tokens[:found].copy(),
-        out_states[:found].copy(),
-        pending_nodes[:pending].copy(),
-        pending_states[:pending].copy(),
-    )
+    return _walk_result(out_tokens, out_states, found, pending_nodes, pending_states, pending)
 
 
 def walk_trie_py(
@@ -1135,12 +1141,7 @@ def walk_trie_counting(
             open_states[depth] = state
             open_counts[depth] = count
             node += 1
-    return (
-        out_tokens[:found].copy(),
-        out_codes[:found].copy(),
-        pending_nodes[:pending].copy(),
-        pending_codes[:pending].copy(),
-    )
+    return _walk_result(out_tokens, out_codes, found, pending_nodes, pending_codes, pending)
 
 
 def walk_trie_counting_py(
@@ -1196,15 +1197,14 @@ def counted_codes(tokens, end_codes, width, exit_kind, vocab_size):
         present[code] = True
         most = max(most, begun)
     position = np.empty(exit_code + 1, np.int32)
+    codes = np.empty(exit_code + 1, np.int32)
     distinct = 0
     for code in range(exit_code + 1):
         if present[code]:
             position[code] = distinct
+            codes[distinct] = code
             distinct += 1
-    codes = np.empty(distinct, np.int32)
-    for code in range(exit_code + 1):
-        if present[code]:
-            codes[position[code]] = code
+    codes = codes[:distinct].copy()
     inverse = np.empty(end_codes.shape[0], np.int32)
     codes_by_token = np.full(vocab_size, -1, np.int32)
     for i in range(end_codes.shape[0]):
