@@ -264,8 +264,9 @@ class LiteralTokens:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.tokens, self.inverse, self.read, self.exits)
-        return int(sum(array.nbytes + ARRAY_OBJECT_BYTES for array in arrays))
+        # summed as written, no tuple: one is kept per key name a row meets
+        arrays = self.tokens.nbytes + self.inverse.nbytes + self.read.nbytes + self.exits.nbytes
+        return int(arrays) + 4 * ARRAY_OBJECT_BYTES
 
 
 @mypyc_attr(acyclic=True)

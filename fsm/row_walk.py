@@ -294,6 +294,8 @@ class RowWalker:
         self._first_bytes: list[_FirstBytes] = []
         # lexemes asked for their one string (``_one_string``): None where not one
         self._one_strings: dict[int, bytes | None] = {}
+        # ``TokenTrie.next_bytes`` of the node sets met below a union's branches
+        self._next_bytes: dict[bytes, int] = {}
 
     def walk(self, state: int, final_tokens: np.ndarray = _NONE) -> TokenRow:
         """Every token read from ``state``, as a ``TokenRow`` (its targets are found
@@ -404,7 +406,10 @@ class RowWalker:
         openings = parts.branch_openings(state)
         if openings is None:
             return None
-        below = self.trie.next_bytes(nodes)
+        key = nodes.tobytes()
+        below = self._next_bytes.get(key)
+        if below is None:  # the trie's memo is interpreted code: a call into it per row
+            below = self._next_bytes[key] = self.trie.next_bytes(nodes)
         if not any(opening & below for opening in openings):
             return ()
         items = parts.branch_parts(state)

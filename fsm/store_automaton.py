@@ -104,7 +104,7 @@ class StoreAutomaton(DecomposableBase):
         self._has_lexemes: bool | None = None
         self._exit: int | None = None
         self._splits: dict[int, tuple[int, int] | None] = {}
-        self._steps: dict[tuple[int, int], int] = {}
+        self._steps: dict[int, int] = {}  # (state << 8 | byte) -> state
         self._joins: dict[tuple[int, int], int] = {}
         self._pending_joins: dict[int, tuple[int, int]] = {}
         self._inside_pairs: dict[tuple[int, int], tuple[int, int]] = {}
@@ -283,7 +283,7 @@ class StoreAutomaton(DecomposableBase):
         return store.finite_strings(row, limit) if store.kinds[row] == KIND_LEXEME else None
 
     def step(self, state: int, byte: int) -> int:
-        move = state, byte
+        move = state << 8 | byte  # an int, not a pair: no object for the collector
         known = self._steps.get(move)
         if known is not None:
             return known

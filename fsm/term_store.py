@@ -125,6 +125,9 @@ class TermStore:
         self._text_ids: dict[bytes, int] = {}
         self._checked_keys: dict[tuple[int, Hashable], int] = {}  # ``_checked_at``
         self._literals: dict[bytes, int] = {}
+        # each rest of a literal's chain: the literal and where that rest starts in it
+        # (``_spelled``), set as ``literal`` builds the chain
+        self._spellings: dict[int, tuple[bytes, int]] = {}
         self._single_bytes: dict[int, int] = {}  # a byte set's row of one byte: that byte
         self._entered: set[int] = set()  # thunks inside their own body's question
         self._loader = _Loader(self)
@@ -207,8 +210,11 @@ class TermStore:
         term = self._literals.get(data)
         if term is None:
             term = EPS
-            for byte in reversed(data):
-                term = self.cat(self.byte_set(1 << byte), term)
+            spellings = self._spellings
+            for position in range(len(data) - 1, -1, -1):
+                term = self.cat(self.byte_set(1 << data[position]), term)
+                if term not in spellings:
+                    spellings[term] = data, position
             self._literals[data] = term
         return term
 
@@ -399,12 +405,18 @@ class TermStore:
         return found
 
     def _spelled(self, term: int) -> bytes | None:
-        """The one string of a chain of single bytes (a key's name and its quote), read
-        along the chain; None at the first item that is not one byte. Each name of an
-        object a row meets is asked for its strings: a listing of its own cost more
-        than the key's walk."""
+        """The one string of a chain of single bytes (a key's name and its quote): known
+        when ``literal`` built the chain, else read along it; None at the first item
+        that is not one byte. Each name of an object a row meets is asked for its
+        strings, and a fresh name's first row asks for each of them: a listing of its
+        own cost more than the key's walk, and a read along the chain about 5 µs a
+        name (``docs/design.md``, "Eighty-third session")."""
         if term == EPS:
             return b""
+        known = self._spellings.get(term)
+        if known is not None:
+            data, position = known
+            return data[position:]
         spelled = bytearray()
         for item in self.chain(term):
             byte = self._single_bytes.get(item)

@@ -309,6 +309,29 @@ def test_a_listing_asked_again_is_the_one_found_first(
         assert wider is not None and sorted(wider) == sorted(first)
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.binary(max_size=6), min_size=1, max_size=4))
+def test_every_rest_of_a_literal_spells_its_bytes(texts: list[bytes]) -> None:
+    """A key's rests are listed from what ``literal`` noted as it built the chain; a
+    chain a concatenation made (two literals joined) is read along its items. Both
+    list each rest's bytes, as a store whose chains ``literal`` never built does."""
+    store, unnoted = TermStore(), TermStore()
+    joined = b"".join(texts)
+    cases = [(text, store.literal(text)) for text in texts]
+    cases.append((joined, store.cat_items([store.literal(text) for text in texts])))
+    for text, term in cases:
+        chain = EPS
+        for byte in reversed(text):  # the same chain, built by ``cat`` alone
+            chain = unnoted.cat(unnoted.byte_set(1 << byte), chain)
+        for start in range(len(text) + 1):
+            rest = text[start:]
+            assert store.finite_strings(store.lexeme(term), 4) == [rest], (text, start)
+            assert unnoted.finite_strings(unnoted.lexeme(chain), 4) == [rest]
+            if start < len(text):
+                term = store.derivative(term, text[start])
+                chain = unnoted.derivative(chain, text[start])
+
+
 def test_a_key_s_letters_cost_the_listing_one_visit() -> None:
     """A run of single bytes (a key's letters) is appended at once, both ways: twenty
     letters within a budget of four visits."""
