@@ -126,7 +126,8 @@ class TermStore:
         self._checked_keys: dict[tuple[int, Hashable], int] = {}  # ``_checked_at``
         self._literals: dict[bytes, int] = {}
         # each rest of a literal's chain: the literal and where that rest starts in it
-        # (``_spelled``), set as ``literal`` builds the chain
+        # (``_spelled``), set as ``literal`` builds the chain; an entry per byte of a
+        # new literal, as many as the chain's own terms, and as long-lived
         self._spellings: dict[int, tuple[bytes, int]] = {}
         self._single_bytes: dict[int, int] = {}  # a byte set's row of one byte: that byte
         self._entered: set[int] = set()  # thunks inside their own body's question
