@@ -238,10 +238,15 @@ class DerivativeAutomaton(DecomposableBase):
         counted = counted_form(self._term(lexeme_state))
         if counted is None:
             return None
-        plain = self._plains.get((counted.unit, counted.close))
-        if plain is None:  # built once: every row of a bounded string asks
-            plain = self._plains[counted.unit, counted.close] = counted.plain
-        return plain, counted.lo, counted.hi
+        return self._plain_key(counted), counted.lo, counted.hi
+
+    def _plain_key(self, form: Counted) -> Term:
+        """``unit* close`` of ``form``, the key of its counted walks: built once per unit
+        and closing, as every row of a bounded string asks."""
+        plain = self._plains.get((form.unit, form.close))
+        if plain is None:
+            plain = self._plains[form.unit, form.close] = form.plain
+        return plain
 
     def counted_after_prefix(self, lexeme_state: int, continuation: int) -> tuple[int, int] | None:
         """None: over object terms a bounded string behind a prefix is walked whole
@@ -299,12 +304,7 @@ class DerivativeAutomaton(DecomposableBase):
     def plain_key(self, lexeme_state: int) -> Hashable | None:
         """``unit* close`` as ``counting`` keys it, when the lexeme is that term."""
         plain = plain_form(self._term(lexeme_state))
-        if plain is None:
-            return None
-        key = self._plains.get((plain.unit, plain.close))
-        if key is None:
-            key = self._plains[plain.unit, plain.close] = plain.plain
-        return key
+        return None if plain is None else self._plain_key(plain)
 
     def plain_states(self, lexeme_state: int, partials: tuple[Hashable, ...]) -> list[int]:
         """Each partial unit's state of the plain lexeme (``Counted.after`` with no

@@ -762,7 +762,7 @@ class RowWalker:
         plain = parts.plain_key(lexeme)
         if plain is None:
             return None
-        base = self._kept_counted(("counted", plain))
+        base = self._kept_counted(_counted_key(plain, ROOT))
         if base is None:
             return None
         states = parts.plain_states(lexeme, base.partials)
@@ -952,9 +952,7 @@ class RowWalker:
         subtrees apart) with each token's units, kept by the vocabulary (one kernel
         walk over its unit automaton times a count)."""
         assert self.parts is not None
-        key: Hashable = ("counted", plain)
-        if starts is not ROOT:
-            key = ("counted", plain, starts.tobytes())
+        key = _counted_key(plain, starts)
         if key in self._counted_bases:
             return self._counted_bases[key]
         walked = self._kept_counted(key)
@@ -1329,6 +1327,12 @@ def _without(
         np.concatenate([exits, own.exits]).astype(np.int32),
         None if mask is None else cut,
     )
+
+
+def _counted_key(plain: Hashable, starts: np.ndarray) -> Hashable:
+    """The key of the counted walk of the plain repetition ``plain`` below ``starts``
+    (``_counted_base``), by which ``_plain_walk`` finds one already made."""
+    return ("counted", plain) if starts is ROOT else ("counted", plain, starts.tobytes())
 
 
 def _literal_key(text: bytes, starts: bytes) -> tuple[str, bytes, bytes]:

@@ -356,11 +356,15 @@ class StoreAutomaton(DecomposableBase):
         """``(plain, lo, hi)`` when the lexeme is ``unit{lo,hi} close``
         (``fsm.store_counted``): ``plain`` is the store's identity and the row of
         ``unit* close``, a key the vocabulary's counted walks are kept by."""
-        store = self.store
-        counted = counted_form_in(store, self._row(lexeme_state))
+        counted = counted_form_in(self.store, self._row(lexeme_state))
         if counted is None:
             return None
-        return (store.identity, counted.plain(store)), counted.lo, counted.hi
+        return self._plain_key(counted), counted.lo, counted.hi
+
+    def _plain_key(self, form: CountedRow) -> Hashable:
+        """The store's identity and the row of ``unit* close`` of ``form``: the key of
+        its counted walks (``unit_automaton`` reads it back)."""
+        return self.store.identity, form.plain(self.store)
 
     def unit_automaton(self, plain: Hashable) -> tuple[np.ndarray, tuple[Hashable, ...]] | None:
         assert isinstance(plain, tuple) and plain[0] is self.store.identity
@@ -395,7 +399,7 @@ class StoreAutomaton(DecomposableBase):
     def plain_key(self, lexeme_state: int) -> Hashable | None:
         """``DerivativeAutomaton.plain_key`` on rows: the key ``counting`` gives."""
         plain = plain_form_in(self.store, self._row(lexeme_state))
-        return None if plain is None else (self.store.identity, plain.plain(self.store))
+        return None if plain is None else self._plain_key(plain)
 
     def plain_states(self, lexeme_state: int, partials: tuple[Hashable, ...]) -> list[int]:
         """``DerivativeAutomaton.plain_states`` on rows."""
