@@ -41,10 +41,15 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
             "fsm.JsonSchema or fsm.Grammar"
         )
     term: Term = make_term()
+    # A plain term's positions (``fsm.positions``) exist only when it holds no empty
+    # byte set, and then its language is not empty: the test is left to other terms.
+    positions = position_automaton(term, max_states=max_states)
+    if positions is not None:
+        return positions
     reason = empty_because(term)
     if reason is not None:
         raise _unsatisfiable(spec, reason)
-    return term_automaton(term, max_states=max_states)
+    return DerivativeAutomaton(term, max_states=max_states)
 
 
 def term_automaton(term: Term, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAutomaton:

@@ -108,7 +108,11 @@ def _sequence(items: list[Term], positions: _Positions) -> tuple[int, int, bool]
         built = _build(item, positions)
         if built is None:
             return None
-        first, last, nullable = _followed(first, last, nullable, *built, positions)
+        # unpacked by name: a starred call is a generic Python call in compiled code
+        item_first, item_last, item_nullable = built
+        first, last, nullable = _followed(
+            first, last, nullable, item_first, item_last, item_nullable, positions
+        )
     return first, last, nullable
 
 

@@ -174,9 +174,12 @@ class _Parser:
         index = self.at + offset
         return self.pattern[index] if index < len(self.pattern) else ""
 
-    def _take(self, text: str) -> bool:
-        if self.pattern.startswith(text, self.at):
-            self.at += len(text)
+    def _take(self, char: str) -> bool:
+        """Takes ``char`` (one character) if it is next. Compared as a character:
+        ``str.startswith`` with an offset is a generic method call in compiled code, and
+        the parser asks this about once per character of a pattern."""
+        if self.at < len(self.pattern) and self.pattern[self.at] == char:
+            self.at += 1
             return True
         return False
 

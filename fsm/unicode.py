@@ -31,6 +31,8 @@ def normalize_ranges(ranges: Iterable[tuple[int, int]]) -> Ranges:
             merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
         else:
             merged.append((lo, hi))
+    if not merged or merged[-1][1] < SURROGATES[0]:  # the usual class: nothing to take out
+        return merged
     return subtract_ranges(merged, [SURROGATES])
 
 
@@ -78,8 +80,11 @@ def utf8_term(ranges: Ranges) -> Term:
 def utf8_encodings(terms: TermBuilder[T], ranges: Ranges) -> T:
     """The UTF-8 encodings of the code points in ``ranges`` (normalised), built by
     ``terms``."""
-    if ranges and ranges[-1][1] < 0x80:  # ASCII: one byte each
-        return terms.alt(*(terms.byte_range(lo, hi) for lo, hi in ranges))
+    if ranges and ranges[-1][1] < 0x80:  # ASCII: one byte each, a single byte set
+        mask = 0
+        for lo, hi in ranges:
+            mask |= ((1 << (hi - lo + 1)) - 1) << lo
+        return terms.byte_set(mask)
     parts = []
     for lo, hi in ranges:
         for blo, bhi in _LENGTH_BOUNDS:

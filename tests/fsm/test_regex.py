@@ -166,6 +166,16 @@ def test_a_constraint_matching_nothing_is_refused_at_compile_time():
         )
 
 
+def test_a_regex_matching_nothing_is_refused_and_an_empty_branch_dropped():
+    """A plain regex compiles to positions without the emptiness test; one holding a
+    class of no character still fails at compile time, and a branch of one is dropped."""
+    vocabulary = fsm.Vocabulary.from_raw([b"a", b"b", b""], eos_ids=[2])
+    with pytest.raises(fsm.Unsatisfiable, match="accepts no text at all"):
+        fsm.compile_index(fsm.Regex(r"a[^\s\S]"), vocabulary)
+    index = fsm.compile_index(fsm.Regex(r"a|[^\s\S]b"), vocabulary)
+    assert index.allowed_tokens(index.initial_state).tolist() == [0]
+
+
 @pytest.mark.parametrize(
     ("pattern", "asked"),
     [("^ab$", 0), ("^a$|^b$", 0), ("ab", 1), ("^a|b$", 1), ("^a$|b", 1)],

@@ -25,6 +25,7 @@ from fsm.regex import regex_term
 from fsm.terms import (
     EMPTY,
     EPS,
+    Bytes,
     Cat,
     Lexeme,
     _derivative,
@@ -79,6 +80,39 @@ def test_utf8_term_matches_code_point_membership(spans, code_point):
         return
     inside = any(lo <= code_point <= hi for lo, hi in ranges)
     assert matches(utf8_term(ranges), chr(code_point).encode()) == inside
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 0x7F), st.integers(0, 40)), min_size=1, max_size=4))
+def test_an_ascii_class_is_one_byte_set_of_its_members(spans):
+    """An ASCII class is built as one byte set: the bytes of its code points, no other."""
+    ranges = normalize_ranges([(lo, min(lo + width, 0x7F)) for lo, width in spans])
+    members = {c for lo, hi in ranges for c in range(lo, hi + 1)}
+    term = utf8_term(ranges)
+    assert isinstance(term, Bytes)
+    assert [b for b in range(256) if term.mask >> b & 1] == sorted(members)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(0, 0x10FFFF), st.integers(0xD000, 0xE800)),
+            st.integers(0, 0x1000),
+        ),
+        max_size=4,
+    )
+)
+def test_normalized_ranges_are_sorted_disjoint_and_hold_no_surrogate(spans):
+    ranges = normalize_ranges([(lo, min(lo + width, 0x10FFFF)) for lo, width in spans])
+    wanted = {
+        c
+        for lo, width in spans
+        for c in range(lo, min(lo + width, 0x10FFFF) + 1)
+        if not 0xD800 <= c <= 0xDFFF
+    }
+    assert {c for lo, hi in ranges for c in range(lo, hi + 1)} == wanted
+    assert all(a[1] + 1 < b[0] for a, b in zip(ranges, ranges[1:]))
 
 
 @settings(max_examples=100, deadline=None)
