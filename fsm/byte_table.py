@@ -30,12 +30,12 @@ class ByteTable:
     def __init__(self, automaton: ByteAutomaton, max_states: int) -> None:
         self.automaton = automaton
         self.max_states = max_states
-        self.table = _filled((16, 256), DEAD)  # a row per expanded state
+        self.table = filled(16 * 256, DEAD).reshape(16, 256)  # a row per expanded state
         self.num_rows = 0
         # per state: its row (-1 if not expanded), finality, whether it was met; a
         # MaskBench sample walk numbers 366 states at the median, grown to from 16 by
         # five doublings (``reserve``), from ``STATES_RESERVED`` by one
-        self.row_of = _filled((STATES_RESERVED,), -1)
+        self.row_of = filled(STATES_RESERVED, -1)
         self.final = np.zeros(STATES_RESERVED, np.bool_)
         self.discovered = np.zeros(STATES_RESERVED, np.bool_)
         self.budget: int | None = None  # expansions left to the current row, if bounded
@@ -135,7 +135,7 @@ class ByteTable:
         if count <= have:
             return
         size = max(count, 2 * have)
-        row_of = _filled((size,), -1)
+        row_of = filled(size, -1)
         row_of[:have] = self.row_of
         self.row_of = row_of
         for name in ("final", "discovered"):
@@ -151,9 +151,10 @@ class ByteTable:
             )
 
 
-def _filled(shape: tuple[int, ...], value: int) -> np.ndarray:
-    """``int32`` array of ``shape`` holding ``value``: ``np.full``'s Python wrapper
-    costs about 3 µs, as much as the rest of a new index's set-up."""
-    out = np.empty(shape, np.int32)
+def filled(count: int, value: int) -> np.ndarray:
+    """``int32[count]`` of ``value``: ``np.full``'s Python wrapper costs about 3 µs,
+    more than the fill on a few elements and as much as the rest of a new index's
+    set-up (row walks make one or two such arrays per row)."""
+    out = np.empty(count, np.int32)
     out.fill(value)
     return out

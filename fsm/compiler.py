@@ -52,15 +52,6 @@ def automaton_of(spec: Spec, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAut
     return DerivativeAutomaton(term, max_states=max_states)
 
 
-def term_automaton(term: Term, *, max_states: int = DEFAULT_MAX_STATES) -> ByteAutomaton:
-    """The lazy automaton of a term: its position sets when it is plain (a regex, a
-    choice: ``fsm.positions``), else its derivatives."""
-    positions = position_automaton(term, max_states=max_states)
-    if positions is not None:
-        return positions
-    return DerivativeAutomaton(term, max_states=max_states)
-
-
 def _unsatisfiable(spec: Spec, reason: str) -> Unsatisfiable:
     return Unsatisfiable(f"{type(spec).__name__} accepts no text at all: {reason}")
 

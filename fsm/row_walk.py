@@ -61,7 +61,7 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from fsm.automaton import DEAD
-from fsm.byte_table import ByteTable
+from fsm.byte_table import ByteTable, filled
 from fsm.decomposable import DecomposableBase
 from fsm.lexeme_cache import (
     CountedSelection,
@@ -303,9 +303,7 @@ class RowWalker:
         ``state`` is final) lead to ``state`` itself."""
         found = self._below(ROOT, state)
         if len(final_tokens):
-            found.append(
-                (final_tokens, None, _filled(len(final_tokens), state), None, PLAIN, False)
-            )
+            found.append((final_tokens, None, filled(len(final_tokens), state), None, PLAIN, False))
         exit_state = DEAD if self.parts is None else self.parts.exit_state
         return TokenRow(found, exit_state, self.vocab_size, self.trie.token_nodes)
 
@@ -325,7 +323,7 @@ class RowWalker:
             return taken
         if not self.table.is_expanded(state):
             self.table.expand(state)
-        return self._plain(nodes, _filled(len(nodes), state))
+        return self._plain(nodes, filled(len(nodes), state))
 
     def _below_each(self, nodes: np.ndarray, states: np.ndarray) -> Found:
         """Tokens strictly below each ``nodes[i]`` entered in ``states[i]``: the states
@@ -795,7 +793,7 @@ class RowWalker:
         most = base.most_units
         top = most if hi is None else min(hi, most)
         selected = self._counted_selection(plain, base, min(lo, most + 1), top, starts)
-        ends = _filled(len(base.code_kinds), DEAD)  # a code not selected is never read
+        ends = filled(len(base.code_kinds), DEAD)  # a code not selected is never read
         ends[selected.exit_codes] = self.parts.exit_state
         ends[selected.inside] = self.parts.counted_states(lexeme, base.partials, selected.begun)
         return plain, base, selected, ends
@@ -1209,7 +1207,7 @@ class RowWalker:
         goes on below them in the lexeme as well; the continuation starts with no byte
         the lexeme reads next (``fsm.decompose``), so the two walks below such a node
         read different tokens."""
-        return self._lexeme_walk_each(nodes, _filled(len(nodes), lexeme))
+        return self._lexeme_walk_each(nodes, filled(len(nodes), lexeme))
 
     def _lexeme_walk_each(self, nodes: np.ndarray, states: np.ndarray) -> _LexemeWalk:
         """``_lexeme_walk`` below each ``nodes[i]`` entered in the lexeme state
@@ -1386,14 +1384,6 @@ def _units_begun(kinds: np.ndarray, counts: np.ndarray, exit_kind: int) -> np.nd
     """Units begun by ends in a counted walk (``fsm.counted``): the units completed, one
     more inside a partial unit (a kind between the unit's start, 0, and the exit)."""
     return counts + ((kinds > 0) & (kinds < exit_kind))
-
-
-def _filled(count: int, value: int) -> np.ndarray:
-    """``int32[count]`` of ``value`` (``np.full``'s Python wrapper costs more than the
-    fill on a few elements)."""
-    out = np.empty(count, np.int32)
-    out.fill(value)
-    return out
 
 
 def _distinct_states(states: np.ndarray) -> list[int]:
