@@ -287,7 +287,7 @@ class StoredTerms(TermBuilder[int]):
     def byte_range(self, lo: int, hi: int) -> int:
         if lo > hi:
             return EMPTY
-        return self.store.byte_set(((1 << (hi - lo + 1)) - 1) << lo)
+        return self.store.byte_set(objects.range_mask(lo, hi))
 
     def literal(self, data: bytes) -> int:
         return self.store.literal(data)

@@ -554,6 +554,11 @@ def byte_mask(members: bytes | Iterable[int]) -> int:
     return mask
 
 
+def range_mask(lo: int, hi: int) -> int:
+    """The 256-bit mask of the bytes ``lo..hi`` inclusive (``lo <= hi``)."""
+    return ((1 << (hi - lo + 1)) - 1) << lo
+
+
 def byte_set(members: bytes | Iterable[int]) -> Term:
     """One byte from ``members``."""
     return _bytes_from_mask(byte_mask(members))
@@ -571,7 +576,7 @@ def byte_range(lo: int, hi: int) -> Term:
     """One byte in ``lo..hi`` inclusive."""
     if lo > hi:
         return EMPTY
-    return _bytes_from_mask(((1 << (hi - lo + 1)) - 1) << lo)
+    return _bytes_from_mask(range_mask(lo, hi))
 
 
 def literal(data: bytes) -> Term:

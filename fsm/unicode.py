@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import TypeVar
 
 from fsm.term_builder import OBJECT_TERMS, TermBuilder
-from fsm.terms import Term
+from fsm.terms import Term, range_mask
 
 T = TypeVar("T")
 
@@ -83,7 +83,7 @@ def utf8_encodings(terms: TermBuilder[T], ranges: Ranges) -> T:
     if ranges and ranges[-1][1] < 0x80:  # ASCII: one byte each, a single byte set
         mask = 0
         for lo, hi in ranges:
-            mask |= ((1 << (hi - lo + 1)) - 1) << lo
+            mask |= range_mask(lo, hi)
         return terms.byte_set(mask)
     parts = []
     for lo, hi in ranges:
