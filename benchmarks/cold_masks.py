@@ -560,12 +560,26 @@ def common_steps(sample: dict[str, dict]) -> dict[str, list[int]]:
     }
 
 
+def common_ranks(sample: dict[str, dict]) -> list[int]:
+    """Each paired instance's rank among its schema's walks (``common_instances``'
+    order): 0 for a schema's first instance, whose walk meets rows no index met."""
+    return [rank for _, rank in _paired(sample)[0]]
+
+
 def _common_walks(sample: dict[str, dict]) -> dict[str, list[tuple[float, list[int]]]]:
     """Each engine's (total, cold steps) per instance every engine walked to its end,
-    in one order: a walk that an engine stopped at a token it refused read fewer
-    tokens, so its time compares with no other's. A record without ``steps`` or
-    ``accepted`` (written before they were kept) gives no steps, or counts every walk
-    as whole."""
+    in one order (``_paired``)."""
+    return _paired(sample)[1]
+
+
+def _paired(
+    sample: dict[str, dict],
+) -> tuple[list[tuple[str, int]], dict[str, list[tuple[float, list[int]]]]]:
+    """The instances every engine walked to its end, as (label, rank), in one order,
+    and each engine's (total, cold steps) per instance in that order: a walk that an
+    engine stopped at a token it refused read fewer tokens, so its time compares with
+    no other's. A record without ``steps`` or ``accepted`` (written before they were
+    kept) gives no steps, or counts every walk as whole."""
     keyed: dict[str, dict[tuple[str, int], tuple[float, list[int]]]] = {}
     for name, record in sample.items():
         seen: Counter[str] = Counter()
@@ -580,13 +594,15 @@ def _common_walks(sample: dict[str, dict]) -> dict[str, list[tuple[float, list[i
             seen[label] += 1
     shared = set.intersection(*(set(walked) for walked in keyed.values())) if keyed else set()
     order = sorted(shared)
-    return {name: [walked[key] for key in order] for name, walked in keyed.items()}
+    return order, {name: [walked[key] for key in order] for name, walked in keyed.items()}
 
 
 def paired_line(sample: dict[str, dict]) -> str | None:
     """The sample over the instances every engine walked to their end: each engine's
     p50 / p90, and ours / llguidance instance by instance (median and p90 of the
-    ratios)."""
+    ratios), over them all and over schemas' first instances and later ones apart (a
+    later instance's fresh compile reads the walks the vocabulary kept from the
+    first)."""
     common = common_instances(sample)
     if "seqstate" not in common or not common["seqstate"]:
         return None
@@ -607,11 +623,24 @@ def paired_line(sample: dict[str, dict]) -> str | None:
         for name, words in (("seqstate", "ours"), (f"seqstate{OBJECTS}", "ours over objects")):
             if name not in common:
                 continue
-            quotients = [a / b for a, b in zip(common[name], common["llguidance"]) if b > 0]
+            ranked = [
+                (rank, a / b)
+                for rank, a, b in zip(common_ranks(sample), common[name], common["llguidance"])
+                if b > 0
+            ]
+            quotients = [quotient for _, quotient in ranked]
             line += (
                 f"; {words} / llguidance per instance: median {percentile(quotients, 50):.2f}, "
                 f"p90 {percentile(quotients, 90):.2f}"
             )
+            by_rank = [
+                f"{which}, {len(part)}: median {percentile(part, 50):.2f}, "
+                f"p90 {percentile(part, 90):.2f}"
+                for which, first in (("a schema's first instances", True), ("later ones", False))
+                if (part := [quotient for rank, quotient in ranked if (rank == 0) == first])
+            ]
+            if by_rank:
+                line += " (" + "; ".join(by_rank) + ")"
     return line + "."
 
 

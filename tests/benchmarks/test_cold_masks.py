@@ -161,17 +161,24 @@ def test_the_sample_table_gives_the_compile_apart(cold_masks):
 def test_engines_are_compared_over_the_instances_every_one_walked(cold_masks):
     """An instance is its schema and its rank among that schema's walks; one that an
     engine refused or failed is left out for all, and the ratio is instance by
-    instance (ours 2, 4 and 9 ms against 1, 4 and 3: 2.0, 1.0 and 3.0)."""
+    instance (ours 2, 4 and 9 ms against 1, 4 and 3: 2.0, 1.0 and 3.0), over all of
+    them and over schemas' first and later instances apart."""
     sample = {
         "seqstate": {"labels": ["a", "a", "b", "c"], "totals": [2.0, 4.0, 9.0, 7.0]},
         "llguidance": {"labels": ["a", "a", "b"], "totals": [1.0, 4.0, 3.0]},
     }
     common = cold_masks.common_instances(sample)
     assert common == {"seqstate": [2.0, 4.0, 9.0], "llguidance": [1.0, 4.0, 3.0]}
+    assert cold_masks.common_ranks(sample) == [0, 1, 0]  # a's first, a's second, b's
     line = cold_masks.paired_line(sample)
     assert "Paired over the 3 sample instances" in line
     assert "seqstate 4.00 / 9.00 ms, llguidance 3.00 / 4.00 ms" in line
     assert "median 2.00, p90 3.00" in line
+    # a schema's first instances (a, b: 2.0 and 3.0) apart from its later ones (a: 1.0)
+    assert (
+        "(a schema's first instances, 2: median 2.00, p90 3.00; "
+        "later ones, 1: median 1.00, p90 1.00)"
+    ) in line
 
 
 def test_cold_steps_are_compared_over_the_instances_every_one_walked(cold_masks):
