@@ -620,12 +620,13 @@ def paired_line(sample: dict[str, dict]) -> str | None:
             for name, cold in steps.items()
         )
     if "llguidance" in common:
+        ranks = common_ranks(sample)
         for name, words in (("seqstate", "ours"), (f"seqstate{OBJECTS}", "ours over objects")):
             if name not in common:
                 continue
             ranked = [
                 (rank, a / b)
-                for rank, a, b in zip(common_ranks(sample), common[name], common["llguidance"])
+                for rank, a, b in zip(ranks, common[name], common["llguidance"])
                 if b > 0
             ]
             quotients = [quotient for _, quotient in ranked]
@@ -633,11 +634,13 @@ def paired_line(sample: dict[str, dict]) -> str | None:
                 f"; {words} / llguidance per instance: median {percentile(quotients, 50):.2f}, "
                 f"p90 {percentile(quotients, 90):.2f}"
             )
+            first = [quotient for rank, quotient in ranked if rank == 0]
+            later = [quotient for rank, quotient in ranked if rank > 0]
             by_rank = [
                 f"{which}, {len(part)}: median {percentile(part, 50):.2f}, "
                 f"p90 {percentile(part, 90):.2f}"
-                for which, first in (("a schema's first instances", True), ("later ones", False))
-                if (part := [quotient for rank, quotient in ranked if (rank == 0) == first])
+                for which, part in (("a schema's first instances", first), ("later ones", later))
+                if part
             ]
             if by_rank:
                 line += " (" + "; ".join(by_rank) + ")"
