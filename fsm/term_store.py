@@ -76,22 +76,14 @@ Answer = TypeVar("Answer")
 
 _ID_BITS: Final = 29
 """Bits of an id in an interning key: a key is two ids and a kind, ``2 * 29 + 4`` bits,
-so it stays a small int (compiled code holds it unboxed, and it allocates nothing).
-
-CPython's dict finds an int key's first slot by its low bits and brings the high bits
-in five at a time as it probes on. So each key puts a varied id in its low bits: with
-the kind and the rest of a concatenation there and its head only in the high bits,
-the concatenations onto one rest (every derivative ``d(head) rest``, every member
-before one continuation) began on one chain of slots, and a lookup in a sample's store
-took 2.3 times as long (``docs/design.md``, "Eighty-sixth session")."""
+so it stays a small int (compiled code holds it unboxed, and it allocates nothing)."""
 MAX_TERMS: Final = 1 << _ID_BITS
 _COUNT_BITS: Final = 30
 _UNBOUNDED: Final = (1 << _COUNT_BITS) - 1
 """The upper count of an unbounded repetition, as stored; counts stay below it."""
 _ALL_BYTES: Final = (1 << 256) - 1
-_RUN_HASH_BITS: Final = 57
-_RUN_HASH_MASK: Final = (1 << _RUN_HASH_BITS) - 1
-"""The bits of a run's hash kept in its key, below the kind: still a small int."""
+_RUN_HASH_MASK: Final = (1 << 57) - 1
+"""The bits of a run's hash kept in its key: with the kind, still a small int."""
 
 
 class TermStore:
@@ -156,10 +148,8 @@ class TermStore:
 
     def _intern(self, kind: int, first: int, second: int, nullable: int) -> int:
         """The id of the term with these fields (each below ``MAX_TERMS``), a new one if
-        none was stored. A lexeme's bound is no part of its key (``lexeme``). The key
-        packs the fields and folds ``first`` into its low bits too (``_ID_BITS``): the
-        high bits still hold ``first``, so two keys are equal only for equal fields."""
-        key = ((first << _ID_BITS | (0 if kind == KIND_LEXEME else second)) << 4 | kind) ^ first
+        none was stored. A lexeme's bound is no part of its key (``lexeme``)."""
+        key = (first << _ID_BITS | (0 if kind == KIND_LEXEME else second)) << 4 | kind
         known = self._ids.get(key)
         if known is not None:
             return known
@@ -182,14 +172,14 @@ class TermStore:
         """The union or intersection (``kind``) of ``ordered`` (distinct, ascending, at
         least two), a new one if none was stored: found by the run's hash, then
         compared member by member (the next slot on a collision)."""
-        key = kind << _RUN_HASH_BITS | hash(tuple(ordered)) & _RUN_HASH_MASK
+        key = (hash(tuple(ordered)) & _RUN_HASH_MASK) << 4 | kind
         while True:
             known = self._runs.get(key)
             if known is None:
                 break
             if self.kinds[known] == kind and self.members(known) == ordered:
                 return known
-            key += 1
+            key += 16
         flags = [self.nullable_flags[member] for member in ordered]
         if kind == KIND_ALT:
             nullable = YES if YES in flags else UNKNOWN if UNKNOWN in flags else NO
@@ -718,7 +708,7 @@ class TermStore:
             if byte not in self.checkers[which].alphabet:
                 return EMPTY
             return self._checked_at(which, self.texts[self.second[term]] + bytes((byte,)))
-        key = byte << _ID_BITS | term  # the term's id in the low bits (``_ID_BITS``)
+        key = term << 8 | byte
         known = self._derivatives.get(key)
         if known is not None:
             return known

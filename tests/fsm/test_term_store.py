@@ -21,16 +21,7 @@ from fsm.json_schema.json_text import (
 )
 from fsm.partition import first_members, refine
 from fsm.regex import regex_term
-from fsm.term_store import (
-    EMPTY,
-    EPS,
-    KIND_CAT,
-    KIND_NOT,
-    KIND_REPEAT,
-    KIND_THUNK,
-    MAX_TERMS,
-    TermStore,
-)
+from fsm.term_store import EMPTY, EPS, TermStore
 from tests.fsm.strategies import small_regexes
 
 MAX_PAIRS = 5_000
@@ -348,46 +339,3 @@ def test_a_key_s_letters_cost_the_listing_one_visit() -> None:
     store = TermStore()
     assert terms.finite_strings(term, 4, budget=4) == [b'"abcdefghijklmnopqr"']
     assert store.finite_strings(store.load(term), 4, budget=4) == [b'"abcdefghijklmnopqr"']
-
-
-FIELD_KINDS = st.sampled_from([KIND_CAT, KIND_NOT, KIND_REPEAT, KIND_THUNK])
-IDS = st.integers(0, MAX_TERMS - 1)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(FIELD_KINDS, IDS, IDS), min_size=2, max_size=40))
-def test_interning_keys_keep_every_field(rows: list[tuple[int, int, int]]) -> None:
-    """A row's key is its fields packed, the first id also folded into the low bits:
-    over the whole range of ids, equal fields find one row and different fields
-    different rows, which hold the fields they were given."""
-    store = TermStore()
-    found: dict[tuple[int, int, int], int] = {}
-    for kind, first, second in rows + rows:
-        term = store._intern(kind, first, second, 0)
-        assert found.setdefault((kind, first, second), term) == term
-        assert (store.kinds[term], store.first[term], store.second[term]) == (kind, first, second)
-    assert len(set(found.values())) == len(found)
-
-
-def test_keys_of_many_heads_before_one_rest_start_apart() -> None:
-    """CPython's dict starts a lookup at the low bits of an int key: the concatenations
-    of a thousand heads onto one rest, and the derivatives of a thousand terms by one
-    byte, must not share them (they did when the head, or the term, sat in the high
-    bits only, and such lookups were 2.3 times slower)."""
-    store = TermStore()
-    rest = store.literal(b"}")
-    heads = [store.lexeme(store.literal(b"%d" % n)) for n in range(1000)]
-    before = set(store._ids)
-    for head in heads:
-        store.cat(head, rest)
-    cat_keys = set(store._ids) - before
-    assert len(cat_keys) == len(heads)
-    assert len({key & 0xFFFF for key in cat_keys}) >= 900
-    xs = store.repeat(store.byte_set(1 << ord("x")), 0, None)
-    strings = [store.cat(store.literal(b"%d" % n), xs) for n in range(1000)]
-    before = set(store._derivatives)
-    for term in strings:
-        store.derivative(store.alt([term, store.literal(b"1y")]), ord("1"))
-    derivative_keys = set(store._derivatives) - before
-    assert len(derivative_keys) >= len(strings)
-    assert len({key & 0xFFFF for key in derivative_keys}) >= 900
