@@ -19,6 +19,7 @@ from fsm.counted import DEAD, MAX_UNIT_STATES
 from fsm.term_store import (
     EMPTY,
     EPS,
+    KIND_ALT,
     KIND_AND,
     KIND_BYTES,
     KIND_CAT,
@@ -169,11 +170,33 @@ def met_in(store: TermStore, first: int, second: int) -> int | None:
 
 
 def content_in(store: TermStore, row: int) -> tuple[int, int] | None:
-    """``(X, close)`` for the lexeme ``X close`` with ``close`` a byte set, else None
-    (``met_in`` meets two of them)."""
+    r"""``(X, close)`` for the lexeme ``X close`` with ``close`` a byte set, else None
+    (``met_in`` meets two of them). A union whose members all end in one ``close``
+    is ``(X1 | X2 | ...) close``: a pattern's state after a digit that ``\d*`` and
+    ``.*`` may both read is such a union (``[0-9]* .* "`` or ``.* "``), and a count
+    meets it like any other."""
     if store.kinds[row] != KIND_LEXEME:
         return None
-    items = store.chain(store.first[row])  # ``X`` is ``EPS`` when nothing is left but it
+    body = store.first[row]
+    if store.kinds[body] != KIND_ALT:
+        return _content_before_close(store, body)
+    contents: list[int] = []
+    closes: set[int] = set()
+    for member in store.members(body):
+        found = _content_before_close(store, member)
+        if found is None:
+            return None
+        contents.append(found[0])
+        closes.add(found[1])
+    if len(closes) != 1:
+        return None
+    return store.alt(contents), closes.pop()
+
+
+def _content_before_close(store: TermStore, term: int) -> tuple[int, int] | None:
+    """``(X, close)`` for ``X close`` with ``close`` a byte set (``X`` is ``EPS`` when
+    ``term`` is the byte set alone), else None."""
+    items = store.chain(term)
     if store.kinds[items[-1]] != KIND_BYTES:
         return None
     return store.cat_items(items[:-1]), items[-1]

@@ -1568,6 +1568,11 @@ MEETS = {
     },
     "a pattern's own count": {"type": "string", "pattern": "^[a-z]{2,6}[0-9]?$", "maxLength": 5},
     "non-ascii pattern": {"type": "string", "pattern": "^[a-zé ]+$", "maxLength": 6},
+    "a pattern ending in any text": {
+        "type": "string",
+        "pattern": "^(\\d+\\.\\d+\\.\\d+.*)$",
+        "maxLength": 12,
+    },
     "hostname": {"type": "string", "format": "hostname"},
     "hostname, minLength": {"type": "string", "format": "hostname", "minLength": 4},
 }
@@ -1576,6 +1581,7 @@ MEET_VALUES = {
     "pattern, both bounds": ["abc", "my-host-1", "a-b"],
     "a pattern's own count": ["abcde", "ab1", "abcd5"],
     "non-ascii pattern": ["été a", "ééé", "abc"],
+    "a pattern ending in any text": ["1.2.3", "10.20.3-rc.1", "1.2.34 x"],
     "hostname": ["www.example.com", "a.b.c.d.e.f.g.h", "x"],
     "hostname, minLength": ["a.bc", "api.service.io", "abcd"],
 }

@@ -97,13 +97,18 @@ MET_SPECS = [
     {"type": "string", "pattern": "^[a-c]+-[0-9]?$", "maxLength": 4},
     {"type": "string", "pattern": "^[a-c]{2,3}$", "minLength": 3, "maxLength": 5},
     {"type": "string", "format": "hostname", "maxLength": 5},
+    # after a digit the pattern's state is a union of two with one close:
+    # ``[0-9]* .* "`` or ``.* "`` (``content_in``)
+    {"type": "string", "pattern": "^[0-9]+.*$", "maxLength": 5},
 ]
 _TEXTS = st.text(alphabet="abc-9.\u00e9\\n", max_size=7).map(
     lambda text: json.dumps(text, ensure_ascii=False)[1:].encode()
 )
 
 
-@pytest.mark.parametrize("spec", MET_SPECS, ids=["maxLength", "both bounds", "hostname"])
+@pytest.mark.parametrize(
+    "spec", MET_SPECS, ids=["maxLength", "both bounds", "hostname", "digits then any text"]
+)
 @given(texts=st.lists(_TEXTS, min_size=1, max_size=8))
 def test_a_count_met_with_a_pattern_is_the_meet_of_its_members(spec, texts) -> None:
     """A string with a count beside a pattern, after its opening quote, is taken apart
